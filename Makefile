@@ -1,0 +1,38 @@
+# Gatehouse — run `make` for the list of targets.
+SHELL := /bin/bash
+GO ?= go
+ADDR ?= 127.0.0.1:8080
+TEMPL_FLAGS := $(shell sed -n 's/^generate_flags *= *"\(.*\)"/\1/p' templ.toml)
+TEST_TIMEOUT ?= 20m
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: ## serve on the embedded SQLite default (./data/gatehouse.db) and print the URL
+	$(GO) run ./cmd/gatehouse serve --addr $(ADDR)
+
+.PHONY: build
+build: ## build bin/gatehouse
+	$(GO) build -o bin/gatehouse ./cmd/gatehouse
+
+.PHONY: generate
+generate: ## regenerate templ components (committed)
+	$(GO) tool templ generate $(TEMPL_FLAGS) -path views
+
+.PHONY: test
+test: ## run every test with -race, on SQLite and (when GATEHOUSE_TEST_DATABASE_URL is set or a local Postgres answers) on Postgres
+	@source scripts/test-env.sh && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+.PHONY: check
+check: lint ## lint, verify generated files are fresh, then test
+	@$(MAKE) --no-print-directory generate >/dev/null && git diff --exit-code -- views || (echo "generated templ files are stale: run make generate and commit"; exit 1)
+	@$(MAKE) --no-print-directory test

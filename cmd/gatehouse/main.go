@@ -1,0 +1,118 @@
+// Command gatehouse is the Gatehouse approval server.
+//
+//	gatehouse serve     run the server (default)
+//	gatehouse migrate   apply database migrations and exit
+//	gatehouse version   print the version
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/gatehouse-dev/gatehouse/internal/app"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve", "migrate":
+	case "version":
+		fmt.Fprintln(stdout, "gatehouse", version)
+		return 0
+	case "help":
+		fmt.Fprintln(stdout, "usage: gatehouse [serve|migrate|version] [flags]   (gatehouse serve -h lists the flags)")
+		return 0
+	default:
+		fmt.Fprintf(stderr, "gatehouse: unknown command %q (want serve, migrate or version)\n", cmd)
+		return 2
+	}
+	cfg, err := config.Load("gatehouse "+cmd, args, getenv, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse:", err)
+		return 2
+	}
+	log := newLogger(cfg.LogFormat, stderr)
+	slog.SetDefault(log)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if cmd == "migrate" {
+		st, err := store.Open(cfg.DatabaseURL)
+		if err == nil {
+			err = st.Migrate(ctx)
+			st.Close()
+		}
+		if err != nil {
+			log.Error("migrate failed", "err", err)
+			return 1
+		}
+		log.Info("database is up to date")
+		return 0
+	}
+	if cfg.SessionSecretGenerated {
+		log.Warn("no --session-secret set: generated one for this process; browser sessions end at restart")
+	}
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		log.Error("start failed", "err", err)
+		return 1
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		log.Error("listen failed", "addr", cfg.Addr, "err", err)
+		return 1
+	}
+	base := "http://" + ln.Addr().String()
+	if cfg.PublicURL != "" {
+		base = cfg.PublicURL
+	}
+	log.Info("gatehouse listening", "url", base, "database", redact(cfg.DatabaseURL), "auth", cfg.Auth)
+	fmt.Fprintf(stdout, "Gatehouse is running at %s  (inbox: %s/inbox)\n", base, base)
+	if err := a.Serve(ctx, ln); err != nil {
+		log.Error("serve failed", "err", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// redact hides a password in a database URL before logging it.
+func redact(u string) string {
+	at := strings.LastIndex(u, "@")
+	scheme := strings.Index(u, "://")
+	if at < 0 || scheme < 0 {
+		return u
+	}
+	creds := u[scheme+3 : at]
+	if i := strings.Index(creds, ":"); i >= 0 {
+		return u[:scheme+3] + creds[:i] + ":***" + u[at:]
+	}
+	return u
+}

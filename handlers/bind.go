@@ -1,0 +1,69 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// readBody reads the whole (already size-limited) request body and insists on a JSON
+// content type, so that a form post or a stray text body is told so (415) instead of
+// being half-parsed.
+func readBody(c echo.Context) ([]byte, error) {
+	ct := c.Request().Header.Get(echo.HeaderContentType)
+	if ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !isJSONSuffix(mt)) {
+			return nil, echo.NewHTTPError(http.StatusUnsupportedMediaType, "send the body as application/json")
+		}
+	}
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge, "request body is too large")
+		}
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return nil, he
+		}
+		return nil, bad("", "could not read the request body")
+	}
+	return body, nil
+}
+
+func isJSONSuffix(mt string) bool {
+	return len(mt) > 5 && mt[len(mt)-5:] == "+json"
+}
+
+// bindJSON reads a JSON object body into v with clear 400s for malformed JSON and
+// wrong types.
+func bindJSON(c echo.Context, v any) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, v)
+}
+
+func decodeJSON(body []byte, v any) error {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return bad("", "body must be a JSON object")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return bad(te.Field, "has the wrong type (want %s)", te.Type)
+		}
+		return bad("", "body is not valid JSON")
+	}
+	return nil
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

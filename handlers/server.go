@@ -1,0 +1,97 @@
+// Package handlers is Gatehouse's HTTP layer: one route table, thin handlers (identify →
+// authorize → parse → one domain call → JSON or page) and one error handler.
+package handlers
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/sessions"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
+)
+
+
+// Deps are the collaborators the handlers call.
+type Deps struct {
+	Sessions *sessions.Service
+	Elicit   *elicit.Service
+	Bus      stream.Bus
+	Ident    *auth.Identifier
+	// Ping checks the database for /healthz.
+	Ping         func(r *http.Request) error
+	Log          *slog.Logger
+	MaxBodyBytes int64
+	// ElicitationMode is "url" or "form" (§6.6).
+	ElicitationMode string
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	sessions *sessions.Service
+	elicit   *elicit.Service
+	bus      stream.Bus
+	ident    *auth.Identifier
+	ping     func(r *http.Request) error
+	log      *slog.Logger
+	mode     string
+}
+
+// New builds the Echo app with every route.
+func New(d Deps) *echo.Echo {
+	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
+		log: d.Log, mode: d.ElicitationMode}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(requestIDs, s.accessLog, middleware.Recover())
+	e.Use(middleware.BodyLimit(strconv.FormatInt(d.MaxBodyBytes, 10) + "B"))
+
+	e.GET("/healthz", s.healthz)
+
+	v1 := e.Group("/v1", s.identify, noStore)
+	v1.POST("/agents", s.createAgent)
+	v1.GET("/agents", s.listAgents)
+	v1.GET("/agents/:id", s.getAgent)
+
+	v1.POST("/sessions", s.createSession)
+	v1.GET("/sessions", s.listSessions)
+	v1.GET("/sessions/:sid", s.getSession)
+	v1.GET("/sessions/:sid/agent", s.getSessionAgent)
+	v1.GET("/sessions/:sid/stream", s.streamSession)
+	v1.GET("/sessions/:sid/permissions", s.listPermissions)
+	v1.PUT("/sessions/:sid/permissions", s.putPermission)
+	v1.DELETE("/sessions/:sid/permissions", s.deletePermission)
+
+	v1.POST("/sessions/:sid/events", s.postEvent)
+	v1.GET("/sessions/:sid/elicitations/:eid", s.getElicitation)
+	v1.POST("/sessions/:sid/elicitations/:eid/resolve", s.resolveElicitation)
+
+	v1.POST("/sessions/:sid/hooks/permission-request", s.claudePermissionRequest)
+	return e
+}
+
+// noStore marks API answers as uncacheable: they describe live state.
+func noStore(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return next(c)
+	}
+}
+
+func (s *Server) healthz(c echo.Context) error {
+	if err := s.ping(c.Request()); err != nil {
+		s.log.Error("healthz: database", "err", err)
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}

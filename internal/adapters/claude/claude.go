@@ -1,0 +1,203 @@
+// Package claude translates Claude Code hook payloads into prompt params and human
+// verdicts back into the hook answers Claude Code reads. Pure functions only.
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// PreviewLimit is the longest content_preview, in characters.
+const PreviewLimit = 1024
+
+// Hook event names.
+const (
+	EventPermissionRequest = "PermissionRequest"
+	EventPreToolUse        = "PreToolUse"
+	EventElicitation       = "Elicitation"
+)
+
+// Tools with their own prompt shapes.
+const (
+	ToolAskUserQuestion = "AskUserQuestion"
+	ToolExitPlanMode    = "ExitPlanMode"
+)
+
+// Payload is the subset of a Claude Code hook body Gatehouse reads. Unknown fields are
+// ignored, as Claude Code adds new ones over time.
+type Payload struct {
+	SessionID       string          `json:"session_id"`
+	TranscriptPath  string          `json:"transcript_path"`
+	Cwd             string          `json:"cwd"`
+	PermissionMode  string          `json:"permission_mode"`
+	HookEventName   string          `json:"hook_event_name"`
+	ToolName        string          `json:"tool_name"`
+	ToolInput       json.RawMessage `json:"tool_input"`
+	ToolUseID       string          `json:"tool_use_id"`
+	AgentID         string          `json:"agent_id"`
+	AgentType       string          `json:"agent_type"`
+	MCPServerName   string          `json:"mcp_server_name"`
+	Message         string          `json:"message"`
+	Mode            string          `json:"mode"`
+	RequestedSchema json.RawMessage `json:"requested_schema"`
+	// ElicitationID lets a retried hook re-attach to its prompt.
+	ElicitationID string `json:"_gatehouse_elicitation_id"`
+
+	input map[string]any
+}
+
+// Decode reads a hook body. It checks the shape every tool hook needs: a non-empty
+// tool_name and an object tool_input.
+func Decode(body []byte) (*Payload, error) {
+	p, err := decodeAny(body)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.ToolName) == "" {
+		return nil, errors.New("tool_name is required")
+	}
+	if len(p.ToolInput) == 0 || p.ToolInput[0] != '{' {
+		return nil, errors.New("tool_input must be an object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(p.ToolInput))
+	dec.UseNumber()
+	if err := dec.Decode(&p.input); err != nil || p.input == nil {
+		return nil, errors.New("tool_input must be an object")
+	}
+	return p, nil
+}
+
+// DecodeElicitation reads an Elicitation hook body.
+func DecodeElicitation(body []byte) (*Payload, error) {
+	p, err := decodeAny(body)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Message) == "" {
+		return nil, errors.New("message is required")
+	}
+	if len(p.RequestedSchema) > 0 && string(p.RequestedSchema) != "null" && p.RequestedSchema[0] != '{' {
+		return nil, errors.New("requested_schema must be an object")
+	}
+	return p, nil
+}
+
+// DecodeAny reads any hook body, to route it by hook_event_name.
+func DecodeAny(body []byte) (*Payload, error) { return decodeAny(body) }
+
+func decodeAny(body []byte) (*Payload, error) {
+	var p Payload
+	if err := json.Unmarshal(body, &p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("%s has the wrong type (want %s)", te.Field, te.Type)
+		}
+		return nil, errors.New("body is not a JSON object")
+	}
+	return &p, nil
+}
+
+// Input returns the decoded tool input.
+func (p *Payload) Input() map[string]any { return p.input }
+
+// Params builds the prompt params for a tool hook (PermissionRequest or PreToolUse).
+func (p *Payload) Params() map[string]any {
+	params := map[string]any{
+		"mode":            "form",
+		"message":         fmt.Sprintf("Claude wants to call **%s**", p.ToolName),
+		"phase":           "pre_tool_use",
+		"policy_name":     "claude_native_permission",
+		"content_preview": Preview(p.ToolName, p.ToolInput),
+		"tool_name":       p.ToolName,
+		"tool_input":      p.input,
+		"cwd":             p.Cwd,
+		"permission_mode": p.PermissionMode,
+		"vendor":          "Claude Code",
+	}
+	if p.AgentType != "" {
+		params["agent_type"] = p.AgentType
+	}
+	switch p.ToolName {
+	case ToolAskUserQuestion:
+		params["ask_user_question"] = map[string]any{"questions": questions(p.input["questions"])}
+	case ToolExitPlanMode:
+		params["exit_plan_mode"] = p.input
+	}
+	return params
+}
+
+// ElicitationParams builds the prompt params for Claude Code's Elicitation hook.
+func (p *Payload) ElicitationParams() map[string]any {
+	schema := any(map[string]any{"type": "object", "properties": map[string]any{}})
+	if len(p.RequestedSchema) > 0 && string(p.RequestedSchema) != "null" {
+		var s map[string]any
+		if json.Unmarshal(p.RequestedSchema, &s) == nil {
+			schema = s
+		}
+	}
+	return map[string]any{
+		"mode":            "form",
+		"message":         p.Message,
+		"phase":           "mcp_elicitation",
+		"policy_name":     "claude_mcp_elicitation",
+		"requestedSchema": schema,
+		"server_name":     p.MCPServerName,
+		"cwd":             p.Cwd,
+		"vendor":          "Claude Code",
+		"content_preview": truncate(p.Message, PreviewLimit),
+	}
+}
+
+// questions normalises AskUserQuestion's questions to the published shape.
+func questions(v any) []any {
+	list, _ := v.([]any)
+	out := make([]any, 0, len(list))
+	for _, q := range list {
+		m, ok := q.(map[string]any)
+		if !ok {
+			continue
+		}
+		opts := []any{}
+		if ol, ok := m["options"].([]any); ok {
+			for _, o := range ol {
+				om, ok := o.(map[string]any)
+				if !ok {
+					continue
+				}
+				opts = append(opts, map[string]any{"label": str(om["label"]), "description": str(om["description"])})
+			}
+		}
+		multi, _ := m["multiSelect"].(bool)
+		out = append(out, map[string]any{
+			"question": str(m["question"]), "header": str(m["header"]), "multiSelect": multi, "options": opts,
+		})
+	}
+	return out
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// Preview renders "<tool>(<compact json of input>)", cut to PreviewLimit characters.
+func Preview(tool string, input json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, input); err != nil {
+		buf.Reset()
+		buf.Write(input)
+	}
+	return truncate(tool+"("+buf.String()+")", PreviewLimit)
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

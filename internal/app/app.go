@@ -1,0 +1,110 @@
+// Package app wires Gatehouse's concrete parts together: config → store → bus → domain
+// services → HTTP handlers. cmd/gatehouse and the end-to-end tests share it, so the
+// tests run exactly the server users run.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatehouse-dev/gatehouse/handlers"
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/sessions"
+	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
+)
+
+// App is a ready-to-serve Gatehouse.
+type App struct {
+	Config *config.Config
+	Store  *store.Store
+	Bus    stream.Bus
+	Elicit *elicit.Service
+	Echo   *echo.Echo
+	Log    *slog.Logger
+}
+
+// New opens the database, applies migrations and builds the handlers.
+func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
+	st, err := store.Open(cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	ident, err := auth.NewIdentifier(auth.Mode(cfg.Auth), cfg.AuthHeader, cfg.TrustedProxies)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	bus := stream.NewLocal()
+	core := elicit.New(st, bus, elicit.Options{Timeout: cfg.ElicitationTimeout, Grace: cfg.DisconnectGrace, Log: log})
+	svc := sessions.New(st, &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st})
+	e := handlers.New(handlers.Deps{
+		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
+		Ping:            func(r *http.Request) error { return st.Ping(r.Context()) },
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		ElicitationMode: cfg.ElicitationMode,
+	})
+	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Echo: e, Log: log}, nil
+}
+
+// Serve answers HTTP on ln until ctx ends, then shuts down gracefully: parked requests
+// get their "no verdict" answer, in-flight requests finish, all within 10 s.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           a.Echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	go a.sweep(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.Log.Info("shutting down: answering parked requests")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Parked requests answer first (no verdict), so Shutdown does not wait on them.
+	a.Elicit.Shutdown(sctx)
+	srv.SetKeepAlivesEnabled(false)
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// sweep expires rows whose deadline passed while nobody waited (e.g. across restarts).
+func (a *App) sweep(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		if n, err := a.Elicit.ExpireDue(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("expire due elicitations", "err", err)
+		} else if n > 0 {
+			a.Log.Info("expired stale elicitations", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Close releases the database.
+func (a *App) Close() error { return a.Store.Close() }

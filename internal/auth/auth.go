@@ -1,0 +1,176 @@
+// Package auth decides who is calling and what they may do.
+//
+// Identity comes from a header set by a trusted reverse proxy (or is the single user
+// "local" when auth is off). Access levels live on top-level sessions only: a sub-agent
+// session has no grants of its own, so access to it is access to its root.
+package auth
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
+)
+
+// Level is an access level; each covers those below it.
+type Level int
+
+// Access levels.
+const (
+	None   Level = 0
+	Read   Level = 1
+	Edit   Level = 2
+	Manage Level = 3
+	Owner  Level = 4
+)
+
+// String names the level as the API spells it.
+func (l Level) String() string {
+	switch l {
+	case Read:
+		return "read"
+	case Edit:
+		return "edit"
+	case Manage:
+		return "manage"
+	case Owner:
+		return "owner"
+	}
+	return "none"
+}
+
+// ParseLevel reads an API level name.
+func ParseLevel(s string) (Level, error) {
+	switch s {
+	case "read":
+		return Read, nil
+	case "edit":
+		return Edit, nil
+	case "manage":
+		return Manage, nil
+	case "owner":
+		return Owner, nil
+	}
+	return None, fmt.Errorf("unknown level %q (want read, edit, manage or owner)", s)
+}
+
+// LocalUser is the identity of every request when auth is off.
+const LocalUser = "local"
+
+// PublicUser is the grant holder that stands for everyone signed in.
+const PublicUser = "__public__"
+
+// Mode is the authentication mode.
+type Mode string
+
+// Modes.
+const (
+	ModeNone   Mode = "none"
+	ModeHeader Mode = "header"
+)
+
+// Identifier turns a request's peer address and header into a user.
+type Identifier struct {
+	Mode    Mode
+	Header  string
+	trusted []netip.Prefix
+}
+
+// NewIdentifier parses the trusted proxy CIDRs.
+func NewIdentifier(mode Mode, header string, trustedCIDRs []string) (*Identifier, error) {
+	id := &Identifier{Mode: mode, Header: header}
+	for _, c := range trustedCIDRs {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: %w", c, err)
+		}
+		id.trusted = append(id.trusted, p.Masked())
+	}
+	return id, nil
+}
+
+// Trusted reports whether remoteAddr ("host:port" as net/http gives it) is a trusted proxy.
+func (i *Identifier) Trusted(remoteAddr string) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range i.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Identify returns the caller's identity. The header is honoured only from a trusted
+// peer: an untrusted peer that sends it is refused outright rather than silently
+// ignored, so a misconfigured proxy is noticed.
+func (i *Identifier) Identify(remoteAddr string, headerValue string, headerPresent bool) (string, error) {
+	if i.Mode != ModeHeader {
+		return LocalUser, nil
+	}
+	if headerPresent && !i.Trusted(remoteAddr) {
+		return "", errs.Unauthorized("identity header from an untrusted peer")
+	}
+	user := strings.ToLower(strings.TrimSpace(headerValue))
+	if user == "" {
+		return "", errs.Unauthorized("sign in through your proxy")
+	}
+	if user == LocalUser || user == PublicUser {
+		return "", errs.Unauthorized("%q is not a valid identity", user)
+	}
+	return user, nil
+}
+
+// GrantStore is what access checks read.
+type GrantStore interface {
+	GrantLevel(ctx context.Context, rootID, user string) (int, error)
+}
+
+// Checker computes a user's level on a session tree.
+type Checker struct {
+	Mode   Mode
+	Grants GrantStore
+}
+
+// LevelOn returns user's level on the tree rooted at rootID.
+func (c *Checker) LevelOn(ctx context.Context, rootID, user string) (Level, error) {
+	if c.Mode != ModeHeader {
+		return Owner, nil
+	}
+	n, err := c.Grants.GrantLevel(ctx, rootID, user)
+	if err != nil {
+		return None, err
+	}
+	return Level(n), nil
+}
+
+// Require checks that user holds at least need on the tree rooted at rootID. No access
+// at all is reported as not found, so the existence of a session does not leak; some
+// access below need is forbidden.
+func (c *Checker) Require(ctx context.Context, rootID, user string, need Level) (Level, error) {
+	have, err := c.LevelOn(ctx, rootID, user)
+	if err != nil {
+		return None, err
+	}
+	if have == None {
+		return None, errs.NotFound("session not found")
+	}
+	if have < need {
+		return have, errs.Forbidden("this needs %s access to the session", need)
+	}
+	return have, nil
+}

@@ -1,0 +1,140 @@
+// Package config loads Gatehouse's settings from flags and their environment twins.
+// Flags win over the environment; the result is validated and passed down explicitly,
+// never kept in a global.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Config is every runtime setting.
+type Config struct {
+	Addr               string
+	DatabaseURL        string
+	Auth               string
+	AuthHeader         string
+	TrustedProxies     []string
+	ElicitationMode    string
+	PublicURL          string
+	RunnerURL          string
+	PolicyFile         string
+	ElicitationTimeout time.Duration
+	MCPInputTimeout    time.Duration
+	DisconnectGrace    time.Duration
+	SessionSecret      string
+	// SessionSecretGenerated is true when no secret was configured and one was made up
+	// for this process (browser sessions then do not survive a restart).
+	SessionSecretGenerated bool
+	LogFormat              string
+	MaxBodyBytes           int64
+}
+
+type setting struct {
+	flag, env, def, usage string
+}
+
+var settings = []setting{
+	{"addr", "GATEHOUSE_ADDR", "127.0.0.1:8080", "listen address"},
+	{"database-url", "GATEHOUSE_DATABASE_URL", "sqlite://./data/gatehouse.db", "sqlite://PATH or postgres://…"},
+	{"auth", "GATEHOUSE_AUTH", "none", "none (single user 'local') or header"},
+	{"auth-header", "GATEHOUSE_AUTH_HEADER", "X-Forwarded-Email", "identity header in header mode"},
+	{"trusted-proxies", "GATEHOUSE_TRUSTED_PROXIES", "127.0.0.1/32,::1/128", "CIDRs allowed to assert the identity header"},
+	{"elicitation-mode", "GATEHOUSE_ELICITATION_MODE", "url", "url or form: how policy prompts and MRTR results are shaped"},
+	{"public-url", "GATEHOUSE_PUBLIC_URL", "", "absolute base URL for links in logs and notifications"},
+	{"runner-url", "GATEHOUSE_RUNNER_URL", "", "base URL of the runner that executes MCP tools"},
+	{"policy-file", "GATEHOUSE_POLICY_FILE", "", "YAML file of default policies"},
+	{"elicitation-timeout", "GATEHOUSE_ELICITATION_TIMEOUT", "24h", "longest a parked request waits"},
+	{"mcp-input-timeout", "GATEHOUSE_MCP_INPUT_TIMEOUT", "5m", "wait for an MCP server's input request"},
+	{"disconnect-grace", "GATEHOUSE_DISCONNECT_GRACE", "10s", "how long a prompt stays pending after its client hung up"},
+	{"session-secret", "GATEHOUSE_SESSION_SECRET", "", "key for browser cookies and CSRF (generated when empty)"},
+	{"log-format", "GATEHOUSE_LOG_FORMAT", "text", "text or json"},
+	{"max-body-bytes", "GATEHOUSE_MAX_BODY_BYTES", "1048576", "largest request body accepted"},
+}
+
+// Load parses args (without the program and subcommand names) over the environment.
+func Load(name string, args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	vals := map[string]*string{}
+	for _, s := range settings {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		vals[s.flag] = fs.String(s.flag, def, s.usage+" (env "+s.env+")")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	get := func(k string) string { return strings.TrimSpace(*vals[k]) }
+	c := &Config{
+		Addr: get("addr"), DatabaseURL: get("database-url"), Auth: get("auth"), AuthHeader: get("auth-header"),
+		ElicitationMode: get("elicitation-mode"), PublicURL: strings.TrimRight(get("public-url"), "/"),
+		RunnerURL: strings.TrimRight(get("runner-url"), "/"), PolicyFile: get("policy-file"),
+		SessionSecret: get("session-secret"), LogFormat: get("log-format"),
+	}
+	for _, p := range strings.Split(get("trusted-proxies"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			c.TrustedProxies = append(c.TrustedProxies, p)
+		}
+	}
+	var err error
+	for _, d := range []struct {
+		key string
+		dst *time.Duration
+	}{{"elicitation-timeout", &c.ElicitationTimeout}, {"mcp-input-timeout", &c.MCPInputTimeout}, {"disconnect-grace", &c.DisconnectGrace}} {
+		if *d.dst, err = time.ParseDuration(get(d.key)); err != nil || *d.dst <= 0 {
+			return nil, fmt.Errorf("--%s: want a positive duration like 30s or 24h, got %q", d.key, get(d.key))
+		}
+	}
+	if _, err := fmt.Sscan(get("max-body-bytes"), &c.MaxBodyBytes); err != nil || c.MaxBodyBytes < 1024 {
+		return nil, fmt.Errorf("--max-body-bytes: want a number of bytes ≥ 1024, got %q", get("max-body-bytes"))
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if c.SessionSecret == "" {
+		var b [32]byte
+		_, _ = rand.Read(b[:])
+		c.SessionSecret = hex.EncodeToString(b[:])
+		c.SessionSecretGenerated = true
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	switch c.Auth {
+	case "none", "header":
+	default:
+		return fmt.Errorf("--auth: want none or header, got %q", c.Auth)
+	}
+	if c.Auth == "header" && c.AuthHeader == "" {
+		return fmt.Errorf("--auth-header must not be empty with --auth header")
+	}
+	switch c.ElicitationMode {
+	case "url", "form":
+	default:
+		return fmt.Errorf("--elicitation-mode: want url or form, got %q", c.ElicitationMode)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("--log-format: want text or json, got %q", c.LogFormat)
+	}
+	if c.DatabaseURL == "" {
+		return fmt.Errorf("--database-url must not be empty")
+	}
+	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
+		return fmt.Errorf("--session-secret must be at least 32 characters")
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package elicit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// Outcomes of a verdict.
+const (
+	OutcomeResolved        = "resolved"
+	OutcomeAlreadyResolved = "already_resolved"
+	OutcomeNotFound        = "not_found"
+)
+
+// Outcome is what Resolve reports to the person who gave a verdict.
+type Outcome struct {
+	Outcome    string              `json:"outcome"`
+	ResolvedBy string              `json:"resolved_by,omitempty"`
+	ResolvedAt *time.Time          `json:"resolved_at,omitempty"`
+	Row        *models.Elicitation `json:"-"`
+}
+
+// Resolve applies a human verdict to the prompt eid posted under session sid. It is the
+// one resolver every path (API, approval events, approval page, inbox) goes through.
+// A prompt owned by another session is reported as not found and left alone.
+func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, via string) (Outcome, error) {
+	row, err := s.store.GetElicitation(ctx, eid)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && row.SessionID != sid) {
+		return Outcome{Outcome: OutcomeNotFound}, nil
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	d := store.Decision{Status: models.StatusResolved, Action: r.Action, By: by, Via: via, At: s.clock.Now()}
+	if r.Content != nil {
+		if d.Content, err = json.Marshal(r.Content); err != nil {
+			return Outcome{}, err
+		}
+	}
+	won, err := s.decide(ctx, row, d)
+	if err != nil {
+		return Outcome{}, err
+	}
+	cur, err := s.store.GetElicitation(ctx, eid)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if won {
+		s.log.Info("elicitation resolved", "session_id", sid, "elicitation_id", eid, "origin", cur.Origin,
+			"action", r.Action, "resolved_by", by, "via", via)
+		return Outcome{Outcome: OutcomeResolved, Row: cur}, nil
+	}
+	out := Outcome{Outcome: OutcomeAlreadyResolved, ResolvedAt: cur.ResolvedAt, Row: cur}
+	if cur.ResolvedBy != nil {
+		out.ResolvedBy = *cur.ResolvedBy
+	}
+	return out, nil
+}
+
+// decide commits d when row is still pending, then — only after the commit — publishes
+// the resolved event on the owner and every ancestor and wakes the waiters.
+func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.Decision) (bool, error) {
+	won, err := s.store.DecideElicitation(ctx, row.ID, row.SessionID, d)
+	if err != nil || !won {
+		return false, err
+	}
+	if sess, err := s.store.GetSession(ctx, row.SessionID); err == nil {
+		data, _ := json.Marshal(map[string]string{"type": EventResolved, "elicitation_id": row.ID})
+		ev := stream.Event{Type: EventResolved, Data: data, ElicitationID: row.ID}
+		chain := append(sess.AncestorIDs(), sess.ID)
+		evs := make([]stream.Event, len(chain))
+		for i := range evs {
+			evs[i] = ev
+		}
+		s.bus.Publish(chain, evs)
+	} else {
+		s.log.Error("publish resolved: load session", "session_id", row.SessionID, "err", err)
+	}
+	s.bus.Decided(row.ID)
+	if d.Status != models.StatusResolved {
+		s.log.Info("elicitation ended without verdict", "session_id", row.SessionID, "elicitation_id", row.ID,
+			"origin", row.Origin, "status", d.Status, "via", d.Via)
+	}
+	s.mu.Lock()
+	hooks := append([]func(*models.Elicitation){}, s.onResolved...)
+	s.mu.Unlock()
+	if len(hooks) > 0 {
+		if cur, err := s.store.GetElicitation(ctx, row.ID); err == nil {
+			for _, h := range hooks {
+				h(cur)
+			}
+		}
+	}
+	return true, nil
+}
+
+// Event types on session streams.
+const (
+	EventRequest     = "response.elicitation_request"
+	EventResolved    = "response.elicitation_resolved"
+	EventHeartbeat   = "session.heartbeat"
+	EventInterrupted = "session.interrupted"
+)
+
+// RequestEvent builds the response.elicitation_request payload for a prompt as seen on
+// session viewer: when the prompt belongs to a descendant, its params gain
+// target_session_id.
+func RequestEvent(eid, owner, viewer string, params map[string]any) map[string]any {
+	p := params
+	if owner != viewer {
+		p = make(map[string]any, len(params)+1)
+		for k, v := range params {
+			p[k] = v
+		}
+		p["target_session_id"] = owner
+	}
+	return map[string]any{
+		"type":           EventRequest,
+		"elicitation_id": eid,
+		"method":         "elicitation/create",
+		"params":         p,
+	}
+}
+
+// RowRequestEvent is RequestEvent for a stored row.
+func RowRequestEvent(row *models.Elicitation, viewer string) map[string]any {
+	var params map[string]any
+	_ = json.Unmarshal(row.Params, &params)
+	if params == nil {
+		params = map[string]any{}
+	}
+	return RequestEvent(row.ID, row.SessionID, viewer, params)
+}
+
+func (s *Service) publishRequest(sess *models.Session, eid string, params map[string]any) {
+	chain := append(sess.AncestorIDs(), sess.ID)
+	evs := make([]stream.Event, len(chain))
+	for i, viewer := range chain {
+		data, err := json.Marshal(RequestEvent(eid, sess.ID, viewer, params))
+		if err != nil {
+			s.log.Error("encode request event", "elicitation_id", eid, "err", err)
+			return
+		}
+		evs[i] = stream.Event{Type: EventRequest, Data: data, ElicitationID: eid}
+	}
+	s.bus.Publish(chain, evs)
+}
+
+// PendingFor lists the pending prompts of sess and all its descendants, oldest first,
+// each as the request event seen from sess.
+func (s *Service) PendingFor(ctx context.Context, sess *models.Session) ([]map[string]any, []models.Elicitation, error) {
+	rows, err := s.store.PendingInSubtree(ctx, sess.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]map[string]any, 0, len(rows))
+	for i := range rows {
+		out = append(out, RowRequestEvent(&rows[i], sess.ID))
+	}
+	return out, rows, nil
+}
+
+// Get loads a prompt by id.
+func (s *Service) Get(ctx context.Context, eid string) (*models.Elicitation, error) {
+	return s.store.GetElicitation(ctx, eid)
+}
+
+// Publish sends an arbitrary event on a session and its ancestors (interrupts and the like).
+func (s *Service) Publish(sess *models.Session, typ string, data []byte) {
+	chain := append(sess.AncestorIDs(), sess.ID)
+	evs := make([]stream.Event, len(chain))
+	for i := range evs {
+		evs[i] = stream.Event{Type: typ, Data: data}
+	}
+	s.bus.Publish(chain, evs)
+}
+
+// Parked reports how many requests wait right now.
+func (s *Service) Parked() int { return s.waiters.total() }

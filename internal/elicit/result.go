@@ -1,0 +1,108 @@
+package elicit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
+)
+
+// Actions of an MCP ElicitationResult.
+const (
+	ActionAccept  = "accept"
+	ActionDecline = "decline"
+	ActionCancel  = "cancel"
+)
+
+// Result is an MCP ElicitationResult: the human's verdict.
+type Result struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// ParseResult decodes and validates an ElicitationResult. Anything that is not exactly
+// that shape — another action, a missing action, content values other than string,
+// number, boolean or list of strings — is a ValidationError (422).
+func ParseResult(raw []byte) (Result, error) {
+	var probe map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&probe); err != nil || probe == nil {
+		return Result{}, errs.Validation("", "body must be a JSON object {\"action\":\"accept|decline|cancel\",\"content\"?:{…}}")
+	}
+	return resultFromFields(probe)
+}
+
+// ResultFromMap validates an already-decoded ElicitationResult object.
+func ResultFromMap(m map[string]json.RawMessage) (Result, error) { return resultFromFields(m) }
+
+func resultFromFields(probe map[string]json.RawMessage) (Result, error) {
+	var r Result
+	rawAction, ok := probe["action"]
+	if !ok {
+		return r, errs.Validation("action", "is required")
+	}
+	if err := json.Unmarshal(rawAction, &r.Action); err != nil {
+		return r, errs.Validation("action", "must be a string")
+	}
+	switch r.Action {
+	case ActionAccept, ActionDecline, ActionCancel:
+	default:
+		return r, errs.Validation("action", "must be accept, decline or cancel, not %q", r.Action)
+	}
+	rawContent, ok := probe["content"]
+	if !ok || string(rawContent) == "null" {
+		return r, nil
+	}
+	var content map[string]json.RawMessage
+	if err := json.Unmarshal(rawContent, &content); err != nil {
+		return r, errs.Validation("content", "must be an object")
+	}
+	r.Content = make(map[string]any, len(content))
+	for k, v := range content {
+		val, err := primitive(v)
+		if err != nil {
+			return r, errs.Validation("content."+k, "%s", err.Error())
+		}
+		r.Content[k] = val
+	}
+	return r, nil
+}
+
+// primitive decodes one content value: string, number, boolean or list of strings.
+func primitive(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("is not valid JSON")
+	}
+	switch t := v.(type) {
+	case string, bool, json.Number:
+		return t, nil
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, item := range t {
+			s, ok := item.(string)
+			if !ok {
+				return nil, fmt.Errorf("lists may hold only strings")
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("must be a string, number, boolean or list of strings")
+}
+
+// Bool reads a boolean flag from content (true only for JSON true).
+func (r Result) Bool(key string) bool {
+	b, ok := r.Content[key].(bool)
+	return ok && b
+}
+
+// String reads a string from content.
+func (r Result) String(key string) string {
+	s, _ := r.Content[key].(string)
+	return s
+}

@@ -1,0 +1,308 @@
+// Package elicit is Gatehouse's domain core: it parks requests, resolves them with the
+// human's verdict, mirrors prompts to ancestor sessions, and expires or abandons the ones
+// nobody answers.
+//
+// The database row is the truth. In-memory waiters are only wake-up calls: a waiter
+// registers first, then re-reads the row, then blocks, so a verdict that lands in
+// between is never lost; and every decision is a conditional update, so exactly one of
+// many racing verdicts wins, on one process or on many.
+package elicit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// Store is the persistence the core needs.
+type Store interface {
+	GetSession(ctx context.Context, id string) (*models.Session, error)
+	InsertElicitation(ctx context.Context, e *models.Elicitation) error
+	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)
+	DecideElicitation(ctx context.Context, id, sessionID string, d store.Decision) (bool, error)
+	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
+	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
+}
+
+// Clock tells time; tests may inject their own.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now().UTC() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Options configure a Service.
+type Options struct {
+	// Timeout is the longest a parked request waits (--elicitation-timeout).
+	Timeout time.Duration
+	// Grace is how long a prompt stays pending after its client hung up, so a retry
+	// with the same id can re-attach.
+	Grace time.Duration
+	Clock Clock
+	Log   *slog.Logger
+}
+
+// Service is the elicitation core.
+type Service struct {
+	store   Store
+	bus     stream.Bus
+	clock   Clock
+	timeout time.Duration
+	grace   time.Duration
+	log     *slog.Logger
+	waiters *waiters
+
+	mu         sync.Mutex
+	onResolved []func(e *models.Elicitation)
+
+	// shutdown is closed when the server stops: every parked request answers at once.
+	shutdown     chan struct{}
+	shutdownOnce sync.Once
+	parked       sync.WaitGroup
+}
+
+// New builds the core over a store and a bus.
+func New(st Store, bus stream.Bus, o Options) *Service {
+	if o.Timeout <= 0 {
+		o.Timeout = 24 * time.Hour
+	}
+	if o.Grace <= 0 {
+		o.Grace = 10 * time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	s := &Service{
+		store: st, bus: bus, clock: o.Clock, timeout: o.Timeout, grace: o.Grace, log: o.Log,
+		waiters: newWaiters(), shutdown: make(chan struct{}),
+	}
+	bus.OnDecided(s.waiters.wake)
+	return s
+}
+
+// OnResolved registers a callback run after a verdict is committed and published
+// (metrics, forwarding to the MCP runner). Callbacks must not block.
+func (s *Service) OnResolved(f func(e *models.Elicitation)) {
+	s.mu.Lock()
+	s.onResolved = append(s.onResolved, f)
+	s.mu.Unlock()
+}
+
+// Timeout returns the configured longest wait.
+func (s *Service) Timeout() time.Duration { return s.timeout }
+
+// Verdict is what a parked request learns when it wakes.
+type Verdict struct {
+	// Status is resolved, expired or abandoned.
+	Status string
+	Result Result
+	// Row is the decided row.
+	Row *models.Elicitation
+}
+
+// Decided reports whether a human gave a verdict (as opposed to a timeout, abandonment
+// or shutdown, which are "no verdict").
+func (v Verdict) Decided() bool { return v.Status == models.StatusResolved }
+
+// Prompt describes a request to park.
+type Prompt struct {
+	Session *models.Session
+	// ID re-attaches to an existing prompt when set; otherwise a random id is minted.
+	ID     string
+	Origin string
+	// Params are published as the event's params; approve_path is added.
+	Params map[string]any
+	// Timeout overrides the service's default when positive.
+	Timeout time.Duration
+}
+
+// Open inserts the prompt and publishes it on its session and every ancestor, or
+// re-attaches to the prompt with the same id. It does not wait; see Await and Park.
+func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, error) {
+	if p.ID != "" {
+		row, err := s.store.GetElicitation(ctx, p.ID)
+		switch {
+		case err == nil:
+			if row.SessionID != p.Session.ID {
+				return nil, errs.Invalid("elicitation_id", "this id belongs to another session")
+			}
+			return row, nil // re-attach: the row is already published
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+	} else {
+		p.ID = ids.New(ids.ElicitationPrefix)
+	}
+	timeout := p.Timeout
+	if timeout <= 0 || timeout > s.timeout {
+		timeout = s.timeout
+	}
+	params := make(map[string]any, len(p.Params)+1)
+	for k, v := range p.Params {
+		params[k] = v
+	}
+	params["approve_path"] = "/approve/" + p.Session.ID + "/" + p.ID
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, errs.Invalid("params", "cannot encode: %v", err)
+	}
+	now := s.clock.Now()
+	row := &models.Elicitation{
+		ID: p.ID, SessionID: p.Session.ID, Origin: p.Origin, Params: raw,
+		Status: models.StatusPending, CreatedAt: now, ExpiresAt: now.Add(timeout),
+	}
+	if err := s.store.InsertElicitation(ctx, row); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			// A concurrent retry with the same id inserted first: attach to it.
+			return s.Open(ctx, Prompt{Session: p.Session, ID: p.ID, Origin: p.Origin, Params: p.Params})
+		}
+		return nil, err
+	}
+	s.log.Info("elicitation parked", "session_id", row.SessionID, "elicitation_id", row.ID, "origin", row.Origin)
+	s.publishRequest(p.Session, row.ID, params)
+	return row, nil
+}
+
+// Park opens the prompt and waits for its verdict. See Await for the error cases.
+func (s *Service) Park(ctx context.Context, p Prompt) (Verdict, error) {
+	row, err := s.Open(ctx, p)
+	if err != nil {
+		return Verdict{}, err
+	}
+	return s.Await(ctx, row)
+}
+
+// ErrClientGone is returned by Await when the caller's context ended (the HTTP client
+// hung up). The prompt stays pending for the grace period, then is abandoned.
+var ErrClientGone = errors.New("client went away")
+
+// Await blocks until the row is decided, expires, the server shuts down or ctx ends.
+func (s *Service) Await(ctx context.Context, row *models.Elicitation) (Verdict, error) {
+	s.parked.Add(1)
+	defer s.parked.Done()
+	w := s.waiters.add(row.ID)
+	defer s.waiters.remove(row.ID, w)
+
+	// Registered first, now re-read: a verdict committed before registration is seen here.
+	cur, err := s.store.GetElicitation(context.WithoutCancel(ctx), row.ID)
+	if err != nil {
+		return Verdict{}, err
+	}
+	if !cur.IsPending() {
+		return verdictOf(cur), nil
+	}
+	deadline := s.clock.After(cur.ExpiresAt.Sub(s.clock.Now()))
+	bg := context.WithoutCancel(ctx)
+	for {
+		select {
+		case <-w:
+			cur, err := s.store.GetElicitation(bg, row.ID)
+			if err != nil {
+				return Verdict{}, err
+			}
+			if !cur.IsPending() {
+				return verdictOf(cur), nil
+			}
+		case <-deadline:
+			return s.finish(bg, cur, models.StatusExpired, models.ViaTimeout)
+		case <-s.shutdown:
+			return s.finish(bg, cur, models.StatusAbandoned, models.ViaShutdown)
+		case <-ctx.Done():
+			s.startGrace(cur)
+			return Verdict{}, ErrClientGone
+		}
+	}
+}
+
+// finish ends a wait without a human verdict; if a human won the race, theirs stands.
+func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, via string) (Verdict, error) {
+	if _, err := s.decide(ctx, row, store.Decision{Status: status, By: "gatehouse", Via: via, At: s.clock.Now()}); err != nil {
+		return Verdict{}, err
+	}
+	cur, err := s.store.GetElicitation(ctx, row.ID)
+	if err != nil {
+		return Verdict{}, err
+	}
+	return verdictOf(cur), nil
+}
+
+// startGrace abandons the prompt after the grace period unless a retry re-attached.
+func (s *Service) startGrace(row *models.Elicitation) {
+	go func() {
+		select {
+		case <-s.clock.After(s.grace):
+		case <-s.shutdown:
+			return
+		}
+		if s.waiters.count(row.ID) > 0 {
+			return
+		}
+		_, err := s.decide(context.Background(), row, store.Decision{
+			Status: models.StatusAbandoned, By: "gatehouse", Via: models.ViaGrace, At: s.clock.Now(),
+		})
+		if err != nil {
+			s.log.Error("abandon elicitation", "elicitation_id", row.ID, "err", err)
+		}
+	}()
+}
+
+// Shutdown answers every parked request with "no verdict" and waits (bounded by ctx)
+// until they have returned.
+func (s *Service) Shutdown(ctx context.Context) {
+	s.shutdownOnce.Do(func() { close(s.shutdown) })
+	done := make(chan struct{})
+	go func() { s.parked.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// ExpireDue expires pending rows whose deadline passed while nobody waited (for
+// example across a restart). It returns how many it expired.
+func (s *Service) ExpireDue(ctx context.Context) (int, error) {
+	rows, err := s.store.DuePending(ctx, s.clock.Now(), 500)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range rows {
+		won, err := s.decide(ctx, &rows[i], store.Decision{Status: models.StatusExpired, By: "gatehouse", Via: models.ViaTimeout, At: s.clock.Now()})
+		if err != nil {
+			return n, err
+		}
+		if won {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func verdictOf(row *models.Elicitation) Verdict {
+	v := Verdict{Status: row.Status, Row: row}
+	if row.Action != nil {
+		v.Result.Action = *row.Action
+	}
+	if len(row.Content) > 0 && string(row.Content) != "null" {
+		if r, err := ParseResult([]byte(`{"action":"accept","content":` + string(row.Content) + `}`)); err == nil {
+			v.Result.Content = r.Content
+		}
+	}
+	return v
+}

@@ -1,0 +1,86 @@
+// Package errs defines the typed errors the domain returns. They carry no HTTP status;
+// handlers.ErrorHandler maps them to the JSON envelope, a flash fragment or an error page.
+package errs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the domain.
+var (
+	ErrNotFound          = errors.New("not found")
+	ErrForbidden         = errors.New("forbidden")
+	ErrUnauthorized      = errors.New("unauthorized")
+	ErrConflict          = errors.New("conflict")
+	ErrAlreadyDecided    = errors.New("already decided")
+	ErrRunnerUnavailable = errors.New("runner unavailable")
+)
+
+// NotFound wraps ErrNotFound with a message a client may see.
+func NotFound(format string, a ...any) error {
+	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Forbidden wraps ErrForbidden with a message a client may see.
+func Forbidden(format string, a ...any) error {
+	return &Error{Kind: ErrForbidden, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Conflict wraps ErrConflict with a message a client may see.
+func Conflict(format string, a ...any) error {
+	return &Error{Kind: ErrConflict, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Unauthorized wraps ErrUnauthorized with a message a client may see.
+func Unauthorized(format string, a ...any) error {
+	return &Error{Kind: ErrUnauthorized, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Error is a sentinel plus a client-safe message.
+type Error struct {
+	Kind error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap lets errors.Is match the sentinel.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// InvalidInput is a malformed request (400): wrong shape, missing field, bad id.
+type InvalidInput struct {
+	Field string
+	Msg   string
+}
+
+func (e *InvalidInput) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+// Invalid returns an InvalidInput error.
+func Invalid(field, format string, a ...any) error {
+	return &InvalidInput{Field: field, Msg: fmt.Sprintf(format, a...)}
+}
+
+// ValidationError is a well-formed request whose content is not acceptable (422), such
+// as an ElicitationResult with an unknown action.
+type ValidationError struct {
+	Field string
+	Msg   string
+}
+
+func (e *ValidationError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+// Validation returns a ValidationError.
+func Validation(field, format string, a ...any) error {
+	return &ValidationError{Field: field, Msg: fmt.Sprintf(format, a...)}
+}

@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// InsertElicitation inserts a new pending row. An id that already exists is ErrConflict.
+func (s *Store) InsertElicitation(ctx context.Context, e *models.Elicitation) error {
+	err := s.ctx(ctx).Create(e).Error
+	if isUniqueViolation(err) {
+		return ErrConflict
+	}
+	return err
+}
+
+// GetElicitation loads one row by id.
+func (s *Store) GetElicitation(ctx context.Context, id string) (*models.Elicitation, error) {
+	var e models.Elicitation
+	if err := s.ctx(ctx).Where("id = ?", id).Take(&e).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &e, nil
+}
+
+// Decision is what deciding a row writes.
+type Decision struct {
+	Status  string
+	Action  string
+	Content json.RawMessage
+	By      string
+	Via     string
+	At      time.Time
+}
+
+// DecideElicitation moves the row from pending to d.Status when, and only when, it is
+// still pending and owned by sessionID. It reports whether this call won: a false with a
+// nil error means somebody else decided first (or the row is not this session's).
+func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d Decision) (bool, error) {
+	updates := map[string]any{
+		"status":       d.Status,
+		"resolved_by":  d.By,
+		"resolved_via": d.Via,
+		"resolved_at":  d.At,
+	}
+	if d.Action != "" {
+		updates["action"] = d.Action
+	}
+	if len(d.Content) > 0 {
+		updates["content"] = d.Content
+	}
+	res := s.ctx(ctx).Model(&models.Elicitation{}).
+		Where("id = ? AND session_id = ? AND status = ?", id, sessionID, models.StatusPending).
+		Updates(updates)
+	return res.RowsAffected == 1, res.Error
+}
+
+// PendingInSubtree lists pending rows owned by the session at path or any descendant,
+// oldest first.
+func (s *Store) PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error) {
+	var rows []models.Elicitation
+	err := s.ctx(ctx).Where("status = ? AND session_id IN (?)", models.StatusPending,
+		s.ctx(ctx).Model(&models.Session{}).Select("id").Where("path LIKE ? ESCAPE '\\'", likePrefix(path))).
+		Order("created_at, id").Find(&rows).Error
+	return rows, err
+}
+
+// CountPendingBySession counts pending rows per owning session for the given ids.
+func (s *Store) CountPendingBySession(ctx context.Context, ids []string) (map[string]int, error) {
+	out := map[string]int{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		SessionID string
+		N         int
+	}
+	err := s.ctx(ctx).Model(&models.Elicitation{}).Select("session_id, COUNT(*) AS n").
+		Where("status = ? AND session_id IN ?", models.StatusPending, ids).Group("session_id").Scan(&rows).Error
+	for _, r := range rows {
+		out[r.SessionID] = r.N
+	}
+	return out, err
+}
+
+// PendingInRoots lists pending rows whose session lies under any of rootIDs (every root
+// when rootIDs is nil), newest first. The inbox uses it.
+func (s *Store) PendingInRoots(ctx context.Context, rootIDs []string, limit int) ([]models.Elicitation, error) {
+	var rows []models.Elicitation
+	q := s.ctx(ctx).Where("status = ?", models.StatusPending)
+	if rootIDs != nil {
+		q = q.Where("session_id IN (?)", s.ctx(ctx).Model(&models.Session{}).Select("id").Where("root_id IN ?", rootIDs))
+	}
+	return rows, q.Order("created_at DESC, id").Limit(limit).Find(&rows).Error
+}
+
+// RecentDecidedInSubtree lists the latest decided rows in a subtree, newest first.
+func (s *Store) RecentDecidedInSubtree(ctx context.Context, path string, limit int) ([]models.Elicitation, error) {
+	var rows []models.Elicitation
+	err := s.ctx(ctx).Where("status <> ? AND session_id IN (?)", models.StatusPending,
+		s.ctx(ctx).Model(&models.Session{}).Select("id").Where("path LIKE ? ESCAPE '\\'", likePrefix(path))).
+		Order("resolved_at DESC, id").Limit(limit).Find(&rows).Error
+	return rows, err
+}
+
+// DuePending lists pending rows whose deadline has passed.
+func (s *Store) DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error) {
+	var rows []models.Elicitation
+	err := s.ctx(ctx).Where("status = ? AND expires_at <= ?", models.StatusPending, now).
+		Order("expires_at").Limit(limit).Find(&rows).Error
+	return rows, err
+}

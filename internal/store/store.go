@@ -1,0 +1,167 @@
+// Package store is the GORM implementation of the persistence Gatehouse's core needs.
+// It opens SQLite (pure Go, the embedded default) or Postgres from one URL and applies
+// the embedded, versioned migrations with goose.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/pressly/goose/v3"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/migrations"
+)
+
+// Dialect names the database flavour behind a Store.
+type Dialect string
+
+// Supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Store wraps the GORM handle. Its methods are the only SQL in the program.
+type Store struct {
+	db      *gorm.DB
+	dialect Dialect
+	url     string
+}
+
+// ErrNotFound is returned when a row does not exist. It is the domain's sentinel, so
+// callers above the store can match it without importing this package.
+var ErrNotFound = errs.ErrNotFound
+
+// ErrConflict is returned when a unique constraint refuses a row.
+var ErrConflict = errs.ErrConflict
+
+// Open connects to url: "sqlite://PATH" (the file and its directory are created on first
+// run) or "postgres://…". It does not migrate; call Migrate.
+func Open(url string) (*Store, error) {
+	gcfg := &gorm.Config{Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() }}
+	switch {
+	case strings.HasPrefix(url, "sqlite://"), strings.HasPrefix(url, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
+		if path == "" {
+			return nil, fmt.Errorf("sqlite url %q has no path", url)
+		}
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, fmt.Errorf("create database directory: %w", err)
+			}
+		}
+		// WAL lets readers run beside the single writer; busy_timeout makes concurrent
+		// writers queue instead of failing with SQLITE_BUSY.
+		dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		db, err := gorm.Open(sqlite.Open(dsn), gcfg)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, err
+		}
+		// One writer at a time is SQLite's rule; a small pool avoids lock churn.
+		sqlDB.SetMaxOpenConns(4)
+		return &Store{db: db, dialect: SQLite, url: url}, nil
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		db, err := gorm.Open(postgres.Open(url), gcfg)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, err
+		}
+		sqlDB.SetMaxOpenConns(20)
+		sqlDB.SetMaxIdleConns(20)
+		return &Store{db: db, dialect: Postgres, url: url}, nil
+	default:
+		return nil, fmt.Errorf("unsupported database url %q: want sqlite://PATH or postgres://…", url)
+	}
+}
+
+// Dialect reports which database this store talks to.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// URL returns the url the store was opened with.
+func (s *Store) URL() string { return s.url }
+
+// Migrate applies every embedded migration for the store's dialect that has not run yet.
+func (s *Store) Migrate(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	sub, err := fs.Sub(migrations.FS, string(s.dialect))
+	if err != nil {
+		return err
+	}
+	gd := goose.DialectSQLite3
+	if s.dialect == Postgres {
+		gd = goose.DialectPostgres
+	}
+	p, err := goose.NewProvider(gd, sqlDB, sub)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, r := range res {
+		slog.Info("migration applied", "version", r.Source.Version, "duration", r.Duration)
+	}
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// Close releases the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// SQL exposes the underlying pool for components (such as the Postgres bus) that need it.
+func (s *Store) SQL() (*sql.DB, error) { return s.db.DB() }
+
+func (s *Store) ctx(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+
+func notFound(err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+func isUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unique") || strings.Contains(msg, "duplicate key") || strings.Contains(msg, "23505")
+}

@@ -1,0 +1,182 @@
+// Package stream fans session events out to live subscribers (SSE streams, pages) and
+// carries "this elicitation was decided" notes to parked waiters.
+//
+// The Bus interface has an in-process implementation (Local) used with SQLite on one
+// node; a Postgres LISTEN/NOTIFY implementation can stand behind the same interface for
+// many replicas. Publishers never block: a subscriber whose buffer is full is dropped and
+// its channel closed, so it reconnects instead of stalling everyone else.
+package stream
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// Event is one frame on a session stream.
+type Event struct {
+	// Type is the SSE event name, e.g. "response.elicitation_request".
+	Type string
+	// Data is the JSON payload, exactly as sent.
+	Data json.RawMessage
+	// ElicitationID names the prompt the event is about, when there is one.
+	ElicitationID string
+}
+
+// Bus publishes session events and decision notes.
+type Bus interface {
+	// Publish delivers ev to the subscribers of each session id in order.
+	// events[i] goes to sessions[i], so ancestors can get their own copy.
+	Publish(sessions []string, events []Event)
+	// Subscribe registers a subscriber on a session. Cancel must be called when done.
+	Subscribe(session string, buffer int) *Subscription
+	// SubscribeAll registers a subscriber that sees every session's events (the inbox).
+	SubscribeAll(buffer int) *Subscription
+	// Decided announces that elicitation id has left pending (on any replica).
+	Decided(id string)
+	// OnDecided registers the callback run for every Decided note. Set once at wiring.
+	OnDecided(func(id string))
+}
+
+// Delivery is an event together with the session it was published on.
+type Delivery struct {
+	Session string
+	Event   Event
+}
+
+// Subscription is one live subscriber. C is closed when the subscriber is dropped
+// (too slow) or cancelled.
+type Subscription struct {
+	C       <-chan Delivery
+	c       chan Delivery
+	session string // "" for all-sessions subscribers
+	cancel  func()
+	once    sync.Once
+}
+
+// Cancel unregisters the subscription. Safe to call more than once.
+func (s *Subscription) Cancel() { s.once.Do(s.cancel) }
+
+// Local is the in-process Bus.
+type Local struct {
+	mu        sync.Mutex
+	subs      map[string]map[*Subscription]struct{}
+	all       map[*Subscription]struct{}
+	onDecided func(string)
+}
+
+// NewLocal returns an empty in-process bus.
+func NewLocal() *Local {
+	return &Local{subs: map[string]map[*Subscription]struct{}{}, all: map[*Subscription]struct{}{}}
+}
+
+// Subscribe implements Bus.
+func (b *Local) Subscribe(session string, buffer int) *Subscription {
+	s := b.newSub(session, buffer)
+	b.mu.Lock()
+	set := b.subs[session]
+	if set == nil {
+		set = map[*Subscription]struct{}{}
+		b.subs[session] = set
+	}
+	set[s] = struct{}{}
+	b.mu.Unlock()
+	return s
+}
+
+// SubscribeAll implements Bus.
+func (b *Local) SubscribeAll(buffer int) *Subscription {
+	s := b.newSub("", buffer)
+	b.mu.Lock()
+	b.all[s] = struct{}{}
+	b.mu.Unlock()
+	return s
+}
+
+func (b *Local) newSub(session string, buffer int) *Subscription {
+	if buffer < 1 {
+		buffer = 64
+	}
+	c := make(chan Delivery, buffer)
+	s := &Subscription{C: c, c: c, session: session}
+	s.cancel = func() { b.remove(s) }
+	return s
+}
+
+// remove unregisters s and closes its channel exactly once (under the lock, so no
+// publisher can send on a closed channel).
+func (b *Local) remove(s *Subscription) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(s)
+}
+
+func (b *Local) removeLocked(s *Subscription) {
+	if s.session == "" {
+		if _, ok := b.all[s]; !ok {
+			return
+		}
+		delete(b.all, s)
+	} else {
+		set := b.subs[s.session]
+		if _, ok := set[s]; !ok {
+			return
+		}
+		delete(set, s)
+		if len(set) == 0 {
+			delete(b.subs, s.session)
+		}
+	}
+	close(s.c)
+}
+
+// Publish implements Bus. Sends are non-blocking and happen under the lock, which is
+// short (no I/O); a full subscriber is dropped.
+func (b *Local) Publish(sessions []string, events []Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, sid := range sessions {
+		d := Delivery{Session: sid, Event: events[i]}
+		for s := range b.subs[sid] {
+			b.offer(s, d)
+		}
+		for s := range b.all {
+			b.offer(s, d)
+		}
+	}
+}
+
+func (b *Local) offer(s *Subscription, d Delivery) {
+	select {
+	case s.c <- d:
+	default:
+		b.removeLocked(s)
+	}
+}
+
+// Decided implements Bus: in one process the note goes straight to the callback.
+func (b *Local) Decided(id string) {
+	b.mu.Lock()
+	f := b.onDecided
+	b.mu.Unlock()
+	if f != nil {
+		f(id)
+	}
+}
+
+// OnDecided implements Bus.
+func (b *Local) OnDecided(f func(string)) {
+	b.mu.Lock()
+	b.onDecided = f
+	b.mu.Unlock()
+}
+
+// Count reports the number of live subscribers (for metrics and tests).
+func (b *Local) Count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.all)
+	for _, set := range b.subs {
+		n += len(set)
+	}
+	return n
+}
