@@ -156,6 +156,7 @@ func (s *Server) postEvent(c echo.Context) error {
 	default: // interrupt
 		data, _ := json.Marshal(map[string]string{"type": elicit.EventInterrupted, "session_id": sess.ID})
 		s.elicit.Publish(sess, elicit.EventInterrupted, data)
+		s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
 		return c.JSON(http.StatusAccepted, map[string]any{"queued": false})
 	}
 }

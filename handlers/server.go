@@ -29,6 +29,8 @@ type Deps struct {
 	MaxBodyBytes int64
 	// ElicitationMode is "url" or "form" (§6.6).
 	ElicitationMode string
+	// Runner executes MCP tools; nil when --runner-url is empty.
+	Runner Runner
 }
 
 // Server holds the handlers' dependencies.
@@ -40,12 +42,13 @@ type Server struct {
 	ping     func(r *http.Request) error
 	log      *slog.Logger
 	mode     string
+	runner   Runner
 }
 
 // New builds the Echo app with every route.
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
-		log: d.Log, mode: d.ElicitationMode}
+		log: d.Log, mode: d.ElicitationMode, runner: d.Runner}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

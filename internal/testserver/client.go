@@ -1,0 +1,251 @@
+package testserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Client talks to a test server as one user (User empty: no identity header).
+type Client struct {
+	Base string
+	User string
+	HC   *http.Client
+}
+
+// Client returns a client for user ("" sends no identity header).
+func (s *Server) Client(user string) *Client {
+	return &Client{Base: s.URL, User: user, HC: &http.Client{}}
+}
+
+// Response is a finished HTTP exchange.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a map (failing the test when it is not a JSON object).
+func (r *Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response %d is not a JSON object: %v\n%s", r.Status, err, r.Body)
+	}
+	return m
+}
+
+// Do sends a request with a JSON body (v may be nil, []byte or a value to encode).
+func (c *Client) Do(t testing.TB, method, path string, v any) *Response {
+	t.Helper()
+	return c.DoCtx(context.Background(), t, method, path, v)
+}
+
+// DoCtx is Do with a context (to cancel a parked request).
+func (c *Client) DoCtx(ctx context.Context, t testing.TB, method, path string, v any) *Response {
+	t.Helper()
+	resp, err := c.send(ctx, method, path, v, "application/json")
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
+}
+
+// Send is Do without failing the test on transport errors (for background goroutines).
+func (c *Client) Send(ctx context.Context, method, path string, v any) (*Response, error) {
+	return c.send(ctx, method, path, v, "application/json")
+}
+
+// SendRaw posts a raw body with a given content type.
+func (c *Client) SendRaw(ctx context.Context, method, path, contentType string, body []byte) (*Response, error) {
+	return c.send(ctx, method, path, body, contentType)
+}
+
+func (c *Client) send(ctx context.Context, method, path string, v any, contentType string) (*Response, error) {
+	var body io.Reader
+	switch b := v.(type) {
+	case nil:
+	case []byte:
+		body = bytes.NewReader(b)
+	case string:
+		body = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil && contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if c.User != "" {
+		req.Header.Set("X-Forwarded-Email", c.User)
+	}
+	resp, err := c.HC.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}, nil
+}
+
+// CreateAgent registers an agent and returns its id.
+func (c *Client) CreateAgent(t testing.TB) string {
+	t.Helper()
+	r := c.Do(t, http.MethodPost, "/v1/agents", map[string]any{"name": "test-agent"})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create agent: %d %s", r.Status, r.Body)
+	}
+	return r.JSON(t)["id"].(string)
+}
+
+// CreateSession creates a session (a child when parent is not empty) and returns its id.
+func (c *Client) CreateSession(t testing.TB, agentID, parent, title string) string {
+	t.Helper()
+	body := map[string]any{"agent_id": agentID}
+	if parent != "" {
+		body["parent_session_id"] = parent
+	}
+	if title != "" {
+		body["title"] = title
+	}
+	r := c.Do(t, http.MethodPost, "/v1/sessions", body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create session: %d %s", r.Status, r.Body)
+	}
+	return r.JSON(t)["id"].(string)
+}
+
+// Frame is one SSE frame.
+type Frame struct {
+	Event string
+	ID    string
+	Data  string
+}
+
+// Map decodes the frame's data as a JSON object.
+func (f Frame) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(f.Data), &m); err != nil {
+		t.Fatalf("frame %s data is not JSON: %v: %s", f.Event, err, f.Data)
+	}
+	return m
+}
+
+// Stream is an open SSE subscription.
+type Stream struct {
+	frames chan Frame
+	cancel context.CancelFunc
+	Header http.Header
+}
+
+// OpenStream subscribes to path (e.g. /v1/sessions/{id}/stream) and waits for the first
+// frame, which must be the heartbeat unless query asks for a replay.
+func (c *Client) OpenStream(t testing.TB, path string) *Stream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
+	if c.User != "" {
+		req.Header.Set("X-Forwarded-Email", c.User)
+	}
+	resp, err := c.HC.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatalf("open stream %s: %v", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		t.Fatalf("open stream %s: %d %s", path, resp.StatusCode, b)
+	}
+	s := &Stream{frames: make(chan Frame, 1024), cancel: cancel, Header: resp.Header}
+	go func() {
+		defer resp.Body.Close()
+		defer close(s.frames)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
+		var f Frame
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if f.Event != "" || f.Data != "" {
+					s.frames <- f
+				}
+				f = Frame{}
+			case strings.HasPrefix(line, "event: "):
+				f.Event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "id: "):
+				f.ID = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "data: "):
+				if f.Data != "" {
+					f.Data += "\n"
+				}
+				f.Data += strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close ends the subscription.
+func (s *Stream) Close() { s.cancel() }
+
+// Next returns the next frame, failing the test after the deadline.
+func (s *Stream) Next(t testing.TB, within time.Duration) Frame {
+	t.Helper()
+	select {
+	case f, ok := <-s.frames:
+		if !ok {
+			t.Fatalf("stream closed")
+		}
+		return f
+	case <-time.After(within):
+		t.Fatalf("no stream frame within %s", within)
+	}
+	return Frame{}
+}
+
+// WaitFor returns the next frame of the given event type, skipping heartbeats and
+// other events, failing the test after the deadline.
+func (s *Stream) WaitFor(t testing.TB, event string, within time.Duration) Frame {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case f, ok := <-s.frames:
+			if !ok {
+				t.Fatalf("stream closed while waiting for %s", event)
+			}
+			if f.Event == event {
+				return f
+			}
+		case <-deadline:
+			t.Fatalf("no %s frame within %s", event, within)
+		}
+	}
+}
+
+// WaitHeartbeat waits for the first heartbeat: after it, nothing published is missed.
+func (s *Stream) WaitHeartbeat(t testing.TB) {
+	t.Helper()
+	s.WaitFor(t, "session.heartbeat", 10*time.Second)
+}

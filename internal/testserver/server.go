@@ -1,0 +1,71 @@
+package testserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/app"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+)
+
+// Server is a running in-process Gatehouse.
+type Server struct {
+	URL string
+	App *app.App
+	// DatabaseURL is the database the server runs on (to restart on the same one).
+	DatabaseURL string
+	cancel      context.CancelFunc
+	done        chan error
+}
+
+// Start runs the real app on a loopback port with dbURL and extra flags (as a user
+// would pass them to `gatehouse serve`). It stops when the test ends.
+func Start(t testing.TB, dbURL string, flags ...string) *Server {
+	t.Helper()
+	args := append([]string{"--database-url", dbURL, "--addr", "127.0.0.1:0",
+		"--session-secret", strings.Repeat("s", 32)}, flags...)
+	cfg, err := config.Load("test", args, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	var logw io.Writer = io.Discard
+	if os.Getenv("GATEHOUSE_TEST_LOG") != "" {
+		logw = os.Stderr
+	}
+	log := slog.New(slog.NewTextHandler(logw, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		cancel()
+		t.Fatalf("app: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatalf("listen: %v", err)
+	}
+	s := &Server{URL: "http://" + ln.Addr().String(), App: a, DatabaseURL: dbURL, cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- a.Serve(ctx, ln) }()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Stop shuts the server down gracefully and closes its database. Safe to call twice.
+func (s *Server) Stop() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	s.cancel = nil
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+	}
+	s.App.Close()
+}
