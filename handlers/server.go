@@ -16,7 +16,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 )
 
-
 // Deps are the collaborators the handlers call.
 type Deps struct {
 	Sessions *sessions.Service
