@@ -30,6 +30,8 @@ type Deps struct {
 	ElicitationMode string
 	// Runner executes MCP tools; nil when --runner-url is empty.
 	Runner Runner
+	// Metrics serves /metrics (Prometheus text format).
+	Metrics http.Handler
 }
 
 // Server holds the handlers' dependencies.
@@ -59,6 +61,9 @@ func New(d Deps) *echo.Echo {
 	e.Use(middleware.BodyLimit(strconv.FormatInt(d.MaxBodyBytes, 10) + "B"))
 
 	e.GET("/healthz", s.healthz)
+	if d.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(d.Metrics))
+	}
 
 	v1 := e.Group("/v1", s.identify, noStore)
 	v1.POST("/agents", s.createAgent)

@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
@@ -50,12 +51,16 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	}
 	bus := stream.NewLocal()
 	core := elicit.New(st, bus, elicit.Options{Timeout: cfg.ElicitationTimeout, Grace: cfg.DisconnectGrace, Log: log})
+	m := metrics.New(metrics.Sources{Pending: st.CountPending, Subscribers: bus.Count, Parked: core.Parked})
+	core.OnOpened(m.Opened)
+	core.OnResolved(m.Decided)
 	svc := sessions.New(st, &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st})
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
 		Ping:            func(r *http.Request) error { return st.Ping(r.Context()) },
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		ElicitationMode: cfg.ElicitationMode,
+		Metrics:         m.Handler(),
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Echo: e, Log: log}, nil
 }

@@ -67,6 +67,7 @@ type Service struct {
 
 	mu         sync.Mutex
 	onResolved []func(e *models.Elicitation)
+	onOpened   []func(e *models.Elicitation)
 
 	// shutdown is closed when the server stops: every parked request answers at once.
 	shutdown     chan struct{}
@@ -101,6 +102,14 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 func (s *Service) OnResolved(f func(e *models.Elicitation)) {
 	s.mu.Lock()
 	s.onResolved = append(s.onResolved, f)
+	s.mu.Unlock()
+}
+
+// OnOpened registers a callback run after a new prompt is inserted and published.
+// Callbacks must not block.
+func (s *Service) OnOpened(f func(e *models.Elicitation)) {
+	s.mu.Lock()
+	s.onOpened = append(s.onOpened, f)
 	s.mu.Unlock()
 }
 
@@ -176,6 +185,12 @@ func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, erro
 	}
 	s.log.Info("elicitation parked", "session_id", row.SessionID, "elicitation_id", row.ID, "origin", row.Origin)
 	s.publishRequest(p.Session, row.ID, params)
+	s.mu.Lock()
+	hooks := append([]func(*models.Elicitation){}, s.onOpened...)
+	s.mu.Unlock()
+	for _, h := range hooks {
+		h(row)
+	}
 	return row, nil
 }
 

@@ -113,3 +113,10 @@ func (s *Store) DuePending(ctx context.Context, now time.Time, limit int) ([]mod
 		Order("expires_at").Limit(limit).Find(&rows).Error
 	return rows, err
 }
+
+// CountPending counts every pending row.
+func (s *Store) CountPending(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.ctx(ctx).Model(&models.Elicitation{}).Where("status = ?", models.StatusPending).Count(&n).Error
+	return n, err
+}
