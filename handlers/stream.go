@@ -3,12 +3,14 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
 )
 
 // heartbeatEvery is how often an idle stream gets a heartbeat.
@@ -39,8 +41,30 @@ func (s *Server) streamSession(c echo.Context) error {
 	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
 	w.WriteHeader(http.StatusOK)
 
+	// What the client missed comes first: logged events after Last-Event-ID when they
+	// are still retained, otherwise (or with ?replay=pending) the pending prompts.
 	replayed := map[string]bool{}
-	if c.QueryParam("replay") == "pending" {
+	var sentUpTo int64
+	resumed := false
+	if last, ok := lastEventID(c); ok {
+		evs, retained, err := s.bus.Resume(ctx, sess.ID, last)
+		if err != nil {
+			s.log.Warn("resume stream", "session_id", sess.ID, "err", err)
+		}
+		if retained && err == nil {
+			for _, ev := range evs {
+				if err := writeEvent(w, ev); err != nil {
+					return nil
+				}
+				sentUpTo = ev.Seq
+			}
+			if sentUpTo == 0 {
+				sentUpTo = last
+			}
+			resumed = true
+		}
+	}
+	if !resumed && (c.QueryParam("replay") == "pending" || c.Request().Header.Get("Last-Event-ID") != "") {
 		pending, rows, err := s.elicit.PendingFor(ctx, sess)
 		if err != nil {
 			return nil // headers are sent; the client reconnects
@@ -65,10 +89,13 @@ func (s *Server) streamSession(c echo.Context) error {
 			if !ok {
 				return nil // dropped for falling behind; the client reconnects
 			}
+			if d.Event.Seq != 0 && d.Event.Seq <= sentUpTo {
+				continue // already sent by the resume
+			}
 			if d.Event.Type == elicit.EventRequest && replayed[d.Event.ElicitationID] {
 				continue // already sent by the replay
 			}
-			if err := writeFrame(w, d.Event.Type, d.Event.Data); err != nil {
+			if err := writeEvent(w, d.Event); err != nil {
 				return nil
 			}
 		case <-tick.C:
@@ -77,6 +104,30 @@ func (s *Server) streamSession(c echo.Context) error {
 			}
 		}
 	}
+}
+
+// lastEventID reads the resume point: the Last-Event-ID header browsers send on
+// reconnect, or a last_event_id query parameter for clients that cannot set headers.
+func lastEventID(c echo.Context) (int64, bool) {
+	v := c.Request().Header.Get("Last-Event-ID")
+	if v == "" {
+		v = c.QueryParam("last_event_id")
+	}
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// writeEvent writes a bus event, with its sequence number as the SSE id when it has one.
+func writeEvent(w *echo.Response, ev stream.Event) error {
+	if ev.Seq > 0 {
+		if _, err := fmt.Fprintf(w, "id: %d\n", ev.Seq); err != nil {
+			return err
+		}
+	}
+	return writeFrame(w, ev.Type, ev.Data)
 }
 
 func writeHeartbeat(w *echo.Response, sid string) error {

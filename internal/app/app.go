@@ -32,6 +32,8 @@ type App struct {
 	Elicit *elicit.Service
 	Echo   *echo.Echo
 	Log    *slog.Logger
+
+	stopBus context.CancelFunc
 }
 
 // New opens the database, applies migrations and builds the handlers.
@@ -49,7 +51,25 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		st.Close()
 		return nil, err
 	}
-	bus := stream.NewLocal()
+	var bus interface {
+		stream.Bus
+		Count() int
+	}
+	runCtx, stopBus := context.WithCancel(context.Background())
+	if st.Dialect() == store.Postgres {
+		pg := stream.NewPostgres(st, log)
+		go pg.Run(runCtx)
+		select { // streams must not open before this replica hears notifications
+		case <-pg.Ready():
+		case <-time.After(10 * time.Second):
+			stopBus()
+			st.Close()
+			return nil, errors.New("postgres LISTEN connection did not come up within 10s")
+		}
+		bus = pg
+	} else {
+		bus = stream.NewDurable(st, log)
+	}
 	core := elicit.New(st, bus, elicit.Options{Timeout: cfg.ElicitationTimeout, Grace: cfg.DisconnectGrace, Log: log})
 	m := metrics.New(metrics.Sources{Pending: st.CountPending, Subscribers: bus.Count, Parked: core.Parked})
 	core.OnOpened(m.Opened)
@@ -62,7 +82,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		ElicitationMode: cfg.ElicitationMode,
 		Metrics:         m.Handler(),
 	})
-	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Echo: e, Log: log}, nil
+	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Echo: e, Log: log, stopBus: stopBus}, nil
 }
 
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully: parked requests
@@ -103,6 +123,9 @@ func (a *App) sweep(ctx context.Context) {
 		} else if n > 0 {
 			a.Log.Info("expired stale elicitations", "count", n)
 		}
+		if _, err := a.Store.PruneEvents(ctx, time.Now().Add(-a.Config.EventRetention)); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune stream events", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -111,5 +134,8 @@ func (a *App) sweep(ctx context.Context) {
 	}
 }
 
-// Close releases the database.
-func (a *App) Close() error { return a.Store.Close() }
+// Close stops the bus listener and releases the database.
+func (a *App) Close() error {
+	a.stopBus()
+	return a.Store.Close()
+}

@@ -27,6 +27,7 @@ type Config struct {
 	ElicitationTimeout time.Duration
 	MCPInputTimeout    time.Duration
 	DisconnectGrace    time.Duration
+	EventRetention     time.Duration
 	SessionSecret      string
 	// SessionSecretGenerated is true when no secret was configured and one was made up
 	// for this process (browser sessions then do not survive a restart).
@@ -51,6 +52,7 @@ var settings = []setting{
 	{"policy-file", "GATEHOUSE_POLICY_FILE", "", "YAML file of default policies"},
 	{"elicitation-timeout", "GATEHOUSE_ELICITATION_TIMEOUT", "24h", "longest a parked request waits"},
 	{"mcp-input-timeout", "GATEHOUSE_MCP_INPUT_TIMEOUT", "5m", "wait for an MCP server's input request"},
+	{"event-retention", "GATEHOUSE_EVENT_RETENTION", "24h", "how long stream events stay replayable with Last-Event-ID"},
 	{"disconnect-grace", "GATEHOUSE_DISCONNECT_GRACE", "10s", "how long a prompt stays pending after its client hung up"},
 	{"session-secret", "GATEHOUSE_SESSION_SECRET", "", "key for browser cookies and CSRF (generated when empty)"},
 	{"log-format", "GATEHOUSE_LOG_FORMAT", "text", "text or json"},
@@ -91,7 +93,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	for _, d := range []struct {
 		key string
 		dst *time.Duration
-	}{{"elicitation-timeout", &c.ElicitationTimeout}, {"mcp-input-timeout", &c.MCPInputTimeout}, {"disconnect-grace", &c.DisconnectGrace}} {
+	}{{"elicitation-timeout", &c.ElicitationTimeout}, {"mcp-input-timeout", &c.MCPInputTimeout}, {"disconnect-grace", &c.DisconnectGrace}, {"event-retention", &c.EventRetention}} {
 		if *d.dst, err = time.ParseDuration(get(d.key)); err != nil || *d.dst <= 0 {
 			return nil, fmt.Errorf("--%s: want a positive duration like 30s or 24h, got %q", d.key, get(d.key))
 		}

@@ -70,6 +70,8 @@ func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.D
 	if err != nil || !won {
 		return false, err
 	}
+	// Wake the parked request first: it is the one a person is waiting on.
+	s.bus.Decided(row.ID)
 	if sess, err := s.store.GetSession(ctx, row.SessionID); err == nil {
 		data, _ := json.Marshal(map[string]string{"type": EventResolved, "elicitation_id": row.ID})
 		ev := stream.Event{Type: EventResolved, Data: data, ElicitationID: row.ID}
@@ -82,7 +84,6 @@ func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.D
 	} else {
 		s.log.Error("publish resolved: load session", "session_id", row.SessionID, "err", err)
 	}
-	s.bus.Decided(row.ID)
 	if d.Status != models.StatusResolved {
 		s.log.Info("elicitation ended without verdict", "session_id", row.SessionID, "elicitation_id", row.ID,
 			"origin", row.Origin, "status", d.Status, "via", d.Via)

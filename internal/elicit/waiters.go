@@ -52,10 +52,22 @@ func (w *waiters) total() int {
 	return n
 }
 
+// wake signals the waiters of id; an empty id signals every waiter (after a lost bus
+// connection anything may have been decided).
 func (w *waiters) wake(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for c := range w.m[id] {
+	if id == "" {
+		for _, set := range w.m {
+			signal(set)
+		}
+		return
+	}
+	signal(w.m[id])
+}
+
+func signal(set map[chan struct{}]struct{}) {
+	for c := range set {
 		select {
 		case c <- struct{}{}:
 		default: // already signalled

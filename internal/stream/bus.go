@@ -8,6 +8,7 @@
 package stream
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 )
@@ -20,6 +21,8 @@ type Event struct {
 	Data json.RawMessage
 	// ElicitationID names the prompt the event is about, when there is one.
 	ElicitationID string
+	// Seq is the event's per-session sequence number in the durable log (0: none).
+	Seq int64
 }
 
 // Bus publishes session events and decision notes.
@@ -34,7 +37,12 @@ type Bus interface {
 	// Decided announces that elicitation id has left pending (on any replica).
 	Decided(id string)
 	// OnDecided registers the callback run for every Decided note. Set once at wiring.
+	// An empty id means "anything may have been decided" (after a lost connection):
+	// every waiter should re-read its row.
 	OnDecided(func(id string))
+	// Resume returns a session's logged events after seq, oldest first. ok is false
+	// when events after seq are no longer retained (the caller must resynchronise).
+	Resume(ctx context.Context, session string, after int64) (events []Event, ok bool, err error)
 }
 
 // Delivery is an event together with the session it was published on.
@@ -168,6 +176,25 @@ func (b *Local) OnDecided(f func(string)) {
 	b.mu.Lock()
 	b.onDecided = f
 	b.mu.Unlock()
+}
+
+// Resume implements Bus: the plain in-process bus keeps no log.
+func (b *Local) Resume(context.Context, string, int64) ([]Event, bool, error) {
+	return nil, false, nil
+}
+
+// DropAll disconnects every subscriber (they reconnect and resume from the log).
+func (b *Local) DropAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.all {
+		b.removeLocked(s)
+	}
+	for _, set := range b.subs {
+		for s := range set {
+			b.removeLocked(s)
+		}
+	}
 }
 
 // Count reports the number of live subscribers (for metrics and tests).

@@ -89,3 +89,16 @@ func postgresURL(t testing.TB) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+// PostgresDB returns the Postgres flavour, skipping the test when Postgres is not
+// configured (failing instead when GATEHOUSE_REQUIRE_POSTGRES is set).
+func PostgresDB(t testing.TB) DB {
+	t.Helper()
+	for _, db := range Databases(t) {
+		if db.Name == "postgres" {
+			return db
+		}
+	}
+	t.Skipf("set %s to run the Postgres-only tests", PostgresEnv)
+	return DB{}
+}

@@ -1,0 +1,107 @@
+package stream
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/store"
+)
+
+// resumeLimit caps how many logged events one resume replays; a client further behind
+// resynchronises from the session snapshot instead.
+const resumeLimit = 1000
+
+// Durable is the single-node bus: each event is appended to the database's event log
+// (getting its per-session sequence number) and then fanned out in process.
+type Durable struct {
+	*Local
+	st  *store.Store
+	log *slog.Logger
+	// mu keeps append order and fan-out order the same, so a subscriber never sees
+	// seq 6 before seq 5.
+	mu sync.Mutex
+}
+
+// NewDurable returns a logged, in-process bus over st.
+func NewDurable(st *store.Store, log *slog.Logger) *Durable {
+	return &Durable{Local: NewLocal(), st: st, log: log}
+}
+
+// Publish implements Bus.
+func (d *Durable) Publish(sessions []string, events []Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rows, err := d.st.AppendEvents(ctx, toLogged(sessions, events), nil)
+	if err != nil {
+		// The row in elicitations is still the truth; live subscribers get the event
+		// without a sequence number rather than not at all.
+		d.log.Error("append stream events", "err", err)
+	} else {
+		events = withSeq(events, rows)
+	}
+	d.Local.Publish(sessions, events)
+}
+
+// Resume implements Bus.
+func (d *Durable) Resume(ctx context.Context, session string, after int64) ([]Event, bool, error) {
+	return resume(ctx, d.st, session, after)
+}
+
+func toLogged(sessions []string, events []Event) []store.LoggedEvent {
+	out := make([]store.LoggedEvent, len(events))
+	for i, ev := range events {
+		out[i] = store.LoggedEvent{SessionID: sessions[i], Type: ev.Type, Data: ev.Data, ElicitationID: ev.ElicitationID}
+	}
+	return out
+}
+
+func withSeq(events []Event, rows []store.SessionEvent) []Event {
+	out := make([]Event, len(events))
+	for i, ev := range events {
+		ev.Seq = rows[i].Seq
+		out[i] = ev
+	}
+	return out
+}
+
+func fromRow(r store.SessionEvent) Event {
+	ev := Event{Type: r.Type, Data: []byte(r.Data), Seq: r.Seq}
+	if r.ElicitationID != nil {
+		ev.ElicitationID = *r.ElicitationID
+	}
+	return ev
+}
+
+func resume(ctx context.Context, st *store.Store, session string, after int64) ([]Event, bool, error) {
+	oldest, err := st.OldestRetainedSeq(ctx, session)
+	if err != nil {
+		return nil, false, err
+	}
+	if oldest > after+1 {
+		return nil, false, nil // a gap: events after `after` were pruned
+	}
+	if oldest == 0 {
+		// Nothing retained: fine only if nothing was published after `after`.
+		cur, err := st.CurrentSeq(ctx, session)
+		if err != nil {
+			return nil, false, err
+		}
+		return nil, cur <= after, nil
+	}
+	rows, err := st.EventsSince(ctx, session, after, resumeLimit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(rows) > resumeLimit {
+		return nil, false, nil
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = fromRow(r)
+	}
+	return out, true, nil
+}

@@ -1,0 +1,190 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"gorm.io/gorm"
+
+	"github.com/gatehouse-dev/gatehouse/internal/store"
+)
+
+// Channels Gatehouse replicas LISTEN on.
+const (
+	pgEventsChannel  = "gatehouse_events"
+	pgDecidedChannel = "gatehouse_decided"
+)
+
+// Postgres is the many-replica bus. Publishing appends events to the log and sends a
+// small NOTIFY (just the log ids) in the same transaction; every replica — this one
+// included — LISTENs, reads those rows back and fans them out to its own subscribers.
+// Decided notes wake waiters on every replica.
+//
+// When the listener connection is lost, notifications sent meanwhile are gone, so on
+// reconnect every local waiter re-reads its row (the truth) and every local stream is
+// disconnected to resume from the log with Last-Event-ID. Nothing is lost, only replayed.
+type Postgres struct {
+	local *Local
+	st    *store.Store
+	dsn   string
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	onDecided func(string)
+	ready     chan struct{}
+	readyOnce sync.Once
+}
+
+// NewPostgres returns a bus for st (a Postgres store). Call Run to start listening.
+func NewPostgres(st *store.Store, log *slog.Logger) *Postgres {
+	return &Postgres{local: NewLocal(), st: st, dsn: st.URL(), log: log, ready: make(chan struct{})}
+}
+
+// Subscribe implements Bus.
+func (p *Postgres) Subscribe(session string, buffer int) *Subscription {
+	return p.local.Subscribe(session, buffer)
+}
+
+// SubscribeAll implements Bus.
+func (p *Postgres) SubscribeAll(buffer int) *Subscription { return p.local.SubscribeAll(buffer) }
+
+// Count reports local subscribers.
+func (p *Postgres) Count() int { return p.local.Count() }
+
+// OnDecided implements Bus.
+func (p *Postgres) OnDecided(f func(string)) {
+	p.mu.Lock()
+	p.onDecided = f
+	p.mu.Unlock()
+}
+
+func (p *Postgres) wake(id string) {
+	p.mu.Lock()
+	f := p.onDecided
+	p.mu.Unlock()
+	if f != nil {
+		f(id)
+	}
+}
+
+// Publish implements Bus. Local subscribers get the events through the listener like
+// everyone else, so every replica sees one order: commit order.
+func (p *Postgres) Publish(sessions []string, events []Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := p.st.AppendEvents(ctx, toLogged(sessions, events), func(tx *gorm.DB, rows []store.SessionEvent) error {
+		ids := make([]string, len(rows))
+		for i, r := range rows {
+			ids[i] = strconv.FormatInt(r.ID, 10)
+		}
+		return tx.Exec("SELECT pg_notify(?, ?)", pgEventsChannel, strings.Join(ids, ",")).Error
+	})
+	if err != nil {
+		p.log.Error("publish stream events", "err", err)
+		p.local.Publish(sessions, events) // at least this replica's streams see it
+	}
+}
+
+// Decided implements Bus: local waiters wake at once; other replicas through NOTIFY.
+func (p *Postgres) Decided(id string) {
+	p.wake(id)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	db, err := p.st.SQL()
+	if err == nil {
+		_, err = db.ExecContext(ctx, "SELECT pg_notify($1, $2)", pgDecidedChannel, id)
+	}
+	if err != nil {
+		p.log.Error("notify decided", "elicitation_id", id, "err", err)
+	}
+}
+
+// Resume implements Bus.
+func (p *Postgres) Resume(ctx context.Context, session string, after int64) ([]Event, bool, error) {
+	return resume(ctx, p.st, session, after)
+}
+
+// Ready is closed once the first LISTEN is in place.
+func (p *Postgres) Ready() <-chan struct{} { return p.ready }
+
+// Run listens until ctx ends, reconnecting with backoff after failures.
+func (p *Postgres) Run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	first := true
+	for ctx.Err() == nil {
+		err := p.listen(ctx, !first)
+		if ctx.Err() != nil {
+			return
+		}
+		first = false
+		p.log.Warn("stream listener lost; reconnecting", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		if backoff < 5*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+func (p *Postgres) listen(ctx context.Context, resync bool) error {
+	conn, err := pgx.Connect(ctx, p.dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for _, ch := range []string{pgEventsChannel, pgDecidedChannel} {
+		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
+			return err
+		}
+	}
+	if resync {
+		// Notifications sent while we were away are lost: make everyone re-read.
+		p.wake("")
+		p.local.DropAll()
+	}
+	p.readyOnce.Do(func() { close(p.ready) })
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		switch n.Channel {
+		case pgDecidedChannel:
+			p.wake(n.Payload)
+		case pgEventsChannel:
+			if err := p.deliver(ctx, n.Payload); err != nil {
+				return fmt.Errorf("deliver events: %w", err)
+			}
+		}
+	}
+}
+
+// deliver reads the logged events a notification names and fans them out locally.
+func (p *Postgres) deliver(ctx context.Context, payload string) error {
+	parts := strings.Split(payload, ",")
+	ids := make([]int64, 0, len(parts))
+	for _, s := range parts {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	rows, err := p.st.EventsByID(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		p.local.Publish([]string{r.SessionID}, []Event{fromRow(r)})
+	}
+	return nil
+}
