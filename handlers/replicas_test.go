@@ -171,4 +171,3 @@ func TestLastEventIDResume(t *testing.T) {
 		}
 	})
 }
-
