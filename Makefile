@@ -27,6 +27,12 @@ generate: ## regenerate templ components (committed)
 test: ## run every test with -race, on SQLite and (when GATEHOUSE_TEST_DATABASE_URL is set or a local Postgres answers) on Postgres
 	@source scripts/test-env.sh && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
+.PHONY: bench
+bench: ## measure SPEC §9 (latency, capacity, fan-out, throughput) on SQLite and Postgres; prints one table
+	$(GO) build -o bin/gatehouse ./cmd/gatehouse
+	$(GO) build -o bin/gatehouse-bench ./cmd/gatehouse-bench
+	./bin/gatehouse-bench -gatehouse bin/gatehouse $(BENCH_FLAGS)
+
 .PHONY: lint
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

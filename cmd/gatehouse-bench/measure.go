@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// healthzLatency times n sequential GET /healthz round trips.
+func healthzLatency(hc *http.Client, base string, n int) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if err := getOK(context.Background(), hc, base+"/healthz"); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+// throughput runs do from conc workers for d and returns completed requests per second.
+func throughput(conc int, d time.Duration, do func() error) (float64, error) {
+	var n atomic.Int64
+	var firstErr atomic.Value
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if err := do(); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok && err != nil {
+		return 0, err
+	}
+	return float64(n.Load()) / d.Seconds(), nil
+}
+
+func hookBody(eid string) map[string]any {
+	b := map[string]any{
+		"session_id": "bench", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "permission_mode": "default",
+		"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": map[string]any{"command": "true"},
+	}
+	if eid != "" {
+		b["_gatehouse_elicitation_id"] = eid
+	}
+	return b
+}
+
+func benchID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "elicit_bench_" + hex.EncodeToString(b[:])
+}
+
+// gatehouseResolveLatency parks a hook, waits until its prompt is on the stream, then
+// times resolve → hook answered, n times.
+func gatehouseResolveLatency(hc *http.Client, base, sid string, n int) ([]time.Duration, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := openSSE(ctx, hc, base+"/v1/sessions/"+sid+"/stream")
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	if _, err := st.waitFor("session.heartbeat"); err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		answered := make(chan error, 1)
+		var answerAt time.Time
+		go func() {
+			code, body, err := postJSON(ctx, hc, base+"/v1/sessions/"+sid+"/hooks/permission-request", hookBody(""))
+			answerAt = time.Now()
+			if err == nil && (code != 200 || !strings.Contains(string(body), `"allow"`)) {
+				err = fmt.Errorf("hook answered %d %s", code, body)
+			}
+			answered <- err
+		}()
+		data, err := st.waitFor("response.elicitation_request")
+		if err != nil {
+			return nil, err
+		}
+		var ev struct {
+			ID string `json:"elicitation_id"`
+		}
+		json.Unmarshal([]byte(data), &ev)
+		t0 := time.Now()
+		code, _, err := postJSON(ctx, hc, base+"/v1/sessions/"+sid+"/elicitations/"+ev.ID+"/resolve", map[string]any{"action": "accept"})
+		if err != nil || code != http.StatusAccepted {
+			return nil, fmt.Errorf("resolve: %d %v", code, err)
+		}
+		if err := <-answered; err != nil {
+			return nil, err
+		}
+		out = append(out, answerAt.Sub(t0))
+	}
+	return out, nil
+}
+
+// referenceResolveLatency does the same against the reference server.
+func referenceResolveLatency(hc *http.Client, base string, n int) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		id := benchID()
+		req, _ := http.NewRequest(http.MethodPost, base+"/park?id="+id, nil)
+		resp, err := hc.Do(req) // returns once the headers are flushed: parked
+		if err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		r2, err := hc.Post(base+"/resolve?id="+id+"&action=accept", "", nil)
+		if err != nil {
+			return nil, err
+		}
+		r2.Body.Close()
+		buf := make([]byte, 64)
+		n, _ := resp.Body.Read(buf)
+		for n == 0 {
+			n, err = resp.Body.Read(buf)
+			if err != nil {
+				break
+			}
+		}
+		out = append(out, time.Since(t0))
+		resp.Body.Close()
+	}
+	return out, nil
+}
+
+// capacityResult is what parking many requests at once showed.
+type capacityResult struct {
+	Parked, Correct int
+	KiBPerParked    float64
+}
+
+// gatehouseCapacity parks n hooks at once, measures the server's memory per parked
+// request, then resolves them all (alternating accept/decline) and checks every answer.
+func gatehouseCapacity(p *proc, base, sid string, n int) (capacityResult, error) {
+	hc := newHTTP(n + 64)
+	before, err := p.rssKiB()
+	if err != nil {
+		return capacityResult{}, err
+	}
+	ids := make([]string, n)
+	results := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range ids {
+		ids[i] = benchID()
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			code, body, err := postJSON(context.Background(), hc, base+"/v1/sessions/"+sid+"/hooks/permission-request", hookBody(ids[i]))
+			if err != nil {
+				results[i] = "error: " + err.Error()
+				return
+			}
+			results[i] = fmt.Sprintf("%d %s", code, body)
+		}(i)
+	}
+	// Wait until the server holds all n (its own gauge), with a deadline.
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		parked, err := gauge(hc, base, "gatehouse_parked_waiters")
+		if err == nil && parked >= float64(n) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return capacityResult{}, fmt.Errorf("only %v of %d parked after 5 minutes", parked, n)
+		}
+		time.Sleep(200 * time.Millisecond) // polling a gauge, not synchronising a test
+	}
+	after, err := p.rssKiB()
+	if err != nil {
+		return capacityResult{}, err
+	}
+	res := capacityResult{Parked: n, KiBPerParked: float64(after-before) / float64(n)}
+	// Resolve all.
+	var rw sync.WaitGroup
+	work := make(chan int)
+	for w := 0; w < 32; w++ {
+		rw.Add(1)
+		go func() {
+			defer rw.Done()
+			for i := range work {
+				action := "accept"
+				if i%2 == 1 {
+					action = "decline"
+				}
+				postJSON(context.Background(), hc, base+"/v1/sessions/"+sid+"/elicitations/"+ids[i]+"/resolve", map[string]any{"action": action})
+			}
+		}()
+	}
+	for i := range ids {
+		work <- i
+	}
+	close(work)
+	rw.Wait()
+	wg.Wait()
+	for i, r := range results {
+		want := `"behavior":"allow"`
+		if i%2 == 1 {
+			want = `"behavior":"deny"`
+		}
+		if strings.HasPrefix(r, "200 ") && strings.Contains(r, want) {
+			res.Correct++
+		}
+	}
+	return res, nil
+}
+
+// referenceCapacity parks n requests on the reference server and measures its memory.
+func referenceCapacity(p *proc, base string, n int) (capacityResult, error) {
+	hc := newHTTP(n + 64)
+	before, err := p.rssKiB()
+	if err != nil {
+		return capacityResult{}, err
+	}
+	ids := make([]string, n)
+	resps := make([]*http.Response, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 256)
+	for i := range ids {
+		ids[i] = benchID()
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			req, _ := http.NewRequest(http.MethodPost, base+"/park?id="+ids[i], nil)
+			resps[i], _ = hc.Do(req)
+		}(i)
+	}
+	wg.Wait()
+	after, err := p.rssKiB()
+	if err != nil {
+		return capacityResult{}, err
+	}
+	res := capacityResult{Parked: n, KiBPerParked: float64(after-before) / float64(n)}
+	for i, id := range ids {
+		r, err := hc.Post(base+"/resolve?id="+id+"&action=accept", "", nil)
+		if err == nil {
+			r.Body.Close()
+		}
+		if resps[i] != nil {
+			buf := make([]byte, 64)
+			k, _ := resps[i].Body.Read(buf)
+			if k > 0 || err == nil {
+				res.Correct++
+			}
+			resps[i].Body.Close()
+		}
+	}
+	return res, nil
+}
+
+// gauge reads one unlabelled gauge from /metrics.
+func gauge(hc *http.Client, base, name string) (float64, error) {
+	resp, err := hc.Get(base + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, name+" ") {
+			var v float64
+			fmt.Sscan(strings.TrimPrefix(line, name+" "), &v)
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("gauge %s not found", name)
+}
+
+// fanout opens subs streams on one session, parks one prompt and measures how long
+// each subscriber takes to see it.
+func fanout(base, sid string, subs int) (received int, p99 time.Duration, err error) {
+	hc := newHTTP(subs + 64)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	streams := make([]*sse, subs)
+	var wg sync.WaitGroup
+	errs := make(chan error, subs)
+	sem := make(chan struct{}, 128)
+	for i := range streams {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			s, err := openSSE(ctx, hc, base+"/v1/sessions/"+sid+"/stream")
+			if err == nil {
+				_, err = s.waitFor("session.heartbeat")
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			streams[i] = s
+		}(i)
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return 0, 0, fmt.Errorf("open streams: %w", err)
+	default:
+	}
+	lat := make([]time.Duration, subs)
+	var got atomic.Int64
+	var t0 time.Time
+	startGate := make(chan struct{})
+	var rwg sync.WaitGroup
+	for i, s := range streams {
+		rwg.Add(1)
+		go func(i int, s *sse) {
+			defer rwg.Done()
+			<-startGate
+			if _, err := s.waitFor("response.elicitation_request"); err == nil {
+				lat[i] = time.Since(t0)
+				got.Add(1)
+			}
+		}(i, s)
+	}
+	eid := benchID()
+	t0 = time.Now()
+	close(startGate)
+	hook := make(chan struct{})
+	go func() {
+		postJSON(context.Background(), hc, base+"/v1/sessions/"+sid+"/hooks/permission-request", hookBody(eid))
+		close(hook)
+	}()
+	done := make(chan struct{})
+	go func() { rwg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	}
+	postJSON(context.Background(), hc, base+"/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", map[string]any{"action": "accept"})
+	<-hook
+	for _, s := range streams {
+		s.close()
+	}
+	ok := lat[:0]
+	for _, d := range lat {
+		if d > 0 {
+			ok = append(ok, d)
+		}
+	}
+	return int(got.Load()), percentile(ok, 99), nil
+}
