@@ -47,14 +47,14 @@ func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, vi
 	if err != nil {
 		return Outcome{}, err
 	}
+	if won {
+		s.log.Info("elicitation resolved", "session_id", sid, "elicitation_id", eid, "origin", row.Origin,
+			"action", r.Action, "resolved_by", by, "via", via)
+		return Outcome{Outcome: OutcomeResolved, Row: decidedRow(row, d)}, nil
+	}
 	cur, err := s.store.GetElicitation(ctx, eid)
 	if err != nil {
 		return Outcome{}, err
-	}
-	if won {
-		s.log.Info("elicitation resolved", "session_id", sid, "elicitation_id", eid, "origin", cur.Origin,
-			"action", r.Action, "resolved_by", by, "via", via)
-		return Outcome{Outcome: OutcomeResolved, Row: cur}, nil
 	}
 	out := Outcome{Outcome: OutcomeAlreadyResolved, ResolvedAt: cur.ResolvedAt, Row: cur}
 	if cur.ResolvedBy != nil {
@@ -70,7 +70,11 @@ func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.D
 	if err != nil || !won {
 		return false, err
 	}
-	// Wake the parked request first: it is the one a person is waiting on.
+	// Wake the parked request first: it is the one a person is waiting on. This
+	// process committed the decision, so it hands over the decided row directly;
+	// other replicas learn through the bus and re-read.
+	done := decidedRow(row, d)
+	s.waiters.wakeWith(done)
 	s.bus.Decided(row.ID)
 	if sess, err := s.store.GetSession(ctx, row.SessionID); err == nil {
 		data, _ := json.Marshal(map[string]string{"type": EventResolved, "elicitation_id": row.ID})
@@ -91,14 +95,26 @@ func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.D
 	s.mu.Lock()
 	hooks := append([]func(*models.Elicitation){}, s.onResolved...)
 	s.mu.Unlock()
-	if len(hooks) > 0 {
-		if cur, err := s.store.GetElicitation(ctx, row.ID); err == nil {
-			for _, h := range hooks {
-				h(cur)
-			}
-		}
+	for _, h := range hooks {
+		h(done)
 	}
 	return true, nil
+}
+
+// decidedRow is row as the committed decision d left it.
+func decidedRow(row *models.Elicitation, d store.Decision) *models.Elicitation {
+	out := *row
+	out.Status = d.Status
+	by, via, at := d.By, d.Via, d.At
+	out.ResolvedBy, out.ResolvedVia, out.ResolvedAt = &by, &via, &at
+	if d.Action != "" {
+		action := d.Action
+		out.Action = &action
+	}
+	if len(d.Content) > 0 {
+		out.Content = d.Content
+	}
+	return &out
 }
 
 // Event types on session streams.

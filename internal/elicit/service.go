@@ -226,7 +226,10 @@ func (s *Service) Await(ctx context.Context, row *models.Elicitation) (Verdict, 
 	bg := context.WithoutCancel(ctx)
 	for {
 		select {
-		case <-w:
+		case decided := <-w:
+			if decided != nil && !decided.IsPending() {
+				return verdictOf(decided), nil
+			}
 			cur, err := s.store.GetElicitation(bg, row.ID)
 			if err != nil {
 				return Verdict{}, err

@@ -1,22 +1,29 @@
 package elicit
 
-import "sync"
+import (
+	"sync"
 
-// waiters maps an elicitation id to the parked requests waiting on it. A wake is a
-// signal to re-read the row, never the verdict itself.
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// waiters maps an elicitation id to the parked requests waiting on it. A wake carries
+// either nothing — a signal to re-read the row — or, when this process committed the
+// decision itself, the decided row, which saves the woken request a database read.
 type waiters struct {
 	mu sync.Mutex
-	m  map[string]map[chan struct{}]struct{}
+	m  map[string]map[chan *models.Elicitation]struct{}
 }
 
-func newWaiters() *waiters { return &waiters{m: map[string]map[chan struct{}]struct{}{}} }
+type waiterSet = map[chan *models.Elicitation]struct{}
 
-func (w *waiters) add(id string) chan struct{} {
-	c := make(chan struct{}, 1)
+func newWaiters() *waiters { return &waiters{m: map[string]waiterSet{}} }
+
+func (w *waiters) add(id string) chan *models.Elicitation {
+	c := make(chan *models.Elicitation, 1)
 	w.mu.Lock()
 	set := w.m[id]
 	if set == nil {
-		set = map[chan struct{}]struct{}{}
+		set = waiterSet{}
 		w.m[id] = set
 	}
 	set[c] = struct{}{}
@@ -24,7 +31,7 @@ func (w *waiters) add(id string) chan struct{} {
 	return c
 }
 
-func (w *waiters) remove(id string, c chan struct{}) {
+func (w *waiters) remove(id string, c chan *models.Elicitation) {
 	w.mu.Lock()
 	if set := w.m[id]; set != nil {
 		delete(set, c)
@@ -59,17 +66,24 @@ func (w *waiters) wake(id string) {
 	defer w.mu.Unlock()
 	if id == "" {
 		for _, set := range w.m {
-			signal(set)
+			signal(set, nil)
 		}
 		return
 	}
-	signal(w.m[id])
+	signal(w.m[id], nil)
 }
 
-func signal(set map[chan struct{}]struct{}) {
+// wakeWith hands a row this process just decided to its waiters.
+func (w *waiters) wakeWith(row *models.Elicitation) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	signal(w.m[row.ID], row)
+}
+
+func signal(set waiterSet, row *models.Elicitation) {
 	for c := range set {
 		select {
-		case c <- struct{}{}:
+		case c <- row:
 		default: // already signalled
 		}
 	}
