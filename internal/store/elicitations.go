@@ -10,7 +10,7 @@ import (
 
 // InsertElicitation inserts a new pending row. An id that already exists is ErrConflict.
 func (s *Store) InsertElicitation(ctx context.Context, e *models.Elicitation) error {
-	err := s.ctx(ctx).Create(e).Error
+	err := s.w(ctx).Create(e).Error
 	if isUniqueViolation(err) {
 		return ErrConflict
 	}
@@ -52,7 +52,7 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 	if len(d.Content) > 0 {
 		updates["content"] = d.Content
 	}
-	res := s.ctx(ctx).Model(&models.Elicitation{}).
+	res := s.w(ctx).Model(&models.Elicitation{}).
 		Where("id = ? AND session_id = ? AND status = ?", id, sessionID, models.StatusPending).
 		Updates(updates)
 	return res.RowsAffected == 1, res.Error

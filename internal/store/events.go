@@ -32,7 +32,7 @@ type LoggedEvent struct {
 // the transaction (Postgres NOTIFY is delivered at commit).
 func (s *Store) AppendEvents(ctx context.Context, evs []LoggedEvent, notify func(tx *gorm.DB, rows []SessionEvent) error) ([]SessionEvent, error) {
 	rows := make([]SessionEvent, len(evs))
-	err := s.ctx(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
 		now := time.Now().UTC()
 		for i, ev := range evs {
 			var seq int64
@@ -85,7 +85,7 @@ func (s *Store) OldestRetainedSeq(ctx context.Context, sessionID string) (int64,
 
 // PruneEvents deletes log rows older than before; the log is bounded by time.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
-	res := s.ctx(ctx).Where("created_at < ?", before).Delete(&SessionEvent{})
+	res := s.w(ctx).Where("created_at < ?", before).Delete(&SessionEvent{})
 	return res.RowsAffected, res.Error
 }
 

@@ -35,7 +35,7 @@ func (s *Store) PutPermission(ctx context.Context, p *models.Permission) error {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = time.Now().UTC()
 	}
-	return s.ctx(ctx).Clauses(clause.OnConflict{
+	return s.w(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "session_id"}, {Name: "user_id"}},
 		DoUpdates: clause.AssignmentColumns([]string{"level"}),
 	}).Create(p).Error
@@ -43,6 +43,6 @@ func (s *Store) PutPermission(ctx context.Context, p *models.Permission) error {
 
 // DeletePermission removes a grant; it reports whether one existed.
 func (s *Store) DeletePermission(ctx context.Context, rootID, user string) (bool, error) {
-	res := s.ctx(ctx).Where("session_id = ? AND user_id = ?", rootID, user).Delete(&models.Permission{})
+	res := s.w(ctx).Where("session_id = ? AND user_id = ?", rootID, user).Delete(&models.Permission{})
 	return res.RowsAffected > 0, res.Error
 }

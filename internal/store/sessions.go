@@ -9,7 +9,7 @@ import (
 
 // CreateAgent inserts an agent.
 func (s *Store) CreateAgent(ctx context.Context, a *models.Agent) error {
-	return s.ctx(ctx).Create(a).Error
+	return s.w(ctx).Create(a).Error
 }
 
 // GetAgent loads one agent.
@@ -34,7 +34,7 @@ func (s *Store) ListAgents(ctx context.Context, user string) ([]models.Agent, er
 // CreateSession inserts a session, and the owner grant when it is top level, in one
 // transaction. A duplicate child title is ErrConflict.
 func (s *Store) CreateSession(ctx context.Context, sess *models.Session, owner *models.Permission) error {
-	err := s.ctx(ctx).Transaction(func(tx *gormDB) error {
+	err := s.w(ctx).Transaction(func(tx *gormDB) error {
 		if err := tx.Create(sess).Error; err != nil {
 			return err
 		}

@@ -36,7 +36,12 @@ const (
 
 // Store wraps the GORM handle. Its methods are the only SQL in the program.
 type Store struct {
-	db      *gorm.DB
+	db *gorm.DB
+	// wdb is the pool writes go through. On SQLite it holds a single connection:
+	// SQLite admits one writer at a time, and queueing writers in Go is far cheaper
+	// than letting them collide and back off in SQLite's busy handler (which sleeps
+	// for milliseconds). On Postgres it is the same pool as db.
+	wdb     *gorm.DB
 	dialect Dialect
 	url     string
 }
@@ -66,17 +71,16 @@ func Open(url string) (*Store, error) {
 		// WAL lets readers run beside the single writer; busy_timeout makes concurrent
 		// writers queue instead of failing with SQLITE_BUSY.
 		dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		db, err := gorm.Open(sqlite.Open(dsn), gcfg)
-		if err != nil {
-			return nil, fmt.Errorf("open sqlite: %w", err)
-		}
-		sqlDB, err := db.DB()
+		db, err := openSQLite(dsn, gcfg, 4)
 		if err != nil {
 			return nil, err
 		}
-		// One writer at a time is SQLite's rule; a small pool avoids lock churn.
-		sqlDB.SetMaxOpenConns(4)
-		return &Store{db: db, dialect: SQLite, url: url}, nil
+		wdb, err := openSQLite(dsn, gcfg, 1)
+		if err != nil {
+			closeGorm(db)
+			return nil, err
+		}
+		return &Store{db: db, wdb: wdb, dialect: SQLite, url: url}, nil
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		db, err := gorm.Open(postgres.Open(url), gcfg)
 		if err != nil {
@@ -88,9 +92,30 @@ func Open(url string) (*Store, error) {
 		}
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetMaxIdleConns(20)
-		return &Store{db: db, dialect: Postgres, url: url}, nil
+		return &Store{db: db, wdb: db, dialect: Postgres, url: url}, nil
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite://PATH or postgres://…", url)
+	}
+}
+
+func openSQLite(dsn string, gcfg *gorm.Config, conns int) (*gorm.DB, error) {
+	db, err := gorm.Open(sqlite.Open(dsn), gcfg)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	sqlDB.SetMaxOpenConns(conns)
+	sqlDB.SetMaxIdleConns(conns)
+	sqlDB.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+func closeGorm(db *gorm.DB) {
+	if sqlDB, err := db.DB(); err == nil {
+		sqlDB.Close()
 	}
 }
 
@@ -102,7 +127,7 @@ func (s *Store) URL() string { return s.url }
 
 // Migrate applies every embedded migration for the store's dialect that has not run yet.
 func (s *Store) Migrate(ctx context.Context) error {
-	sqlDB, err := s.db.DB()
+	sqlDB, err := s.wdb.DB()
 	if err != nil {
 		return err
 	}
@@ -137,8 +162,11 @@ func (s *Store) Ping(ctx context.Context) error {
 	return sqlDB.PingContext(ctx)
 }
 
-// Close releases the connection pool.
+// Close releases the connection pools.
 func (s *Store) Close() error {
+	if s.wdb != s.db {
+		closeGorm(s.wdb)
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
@@ -149,7 +177,10 @@ func (s *Store) Close() error {
 // SQL exposes the underlying pool for components (such as the Postgres bus) that need it.
 func (s *Store) SQL() (*sql.DB, error) { return s.db.DB() }
 
+// ctx is the handle for reads; w is the handle for writes (see Store.wdb).
 func (s *Store) ctx(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+
+func (s *Store) w(ctx context.Context) *gorm.DB { return s.wdb.WithContext(ctx) }
 
 func notFound(err error) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
