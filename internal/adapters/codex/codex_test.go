@@ -9,15 +9,15 @@ import (
 
 // Realistic request bodies, as Codex 0.171's app-server sends them (PROTOCOLS.md).
 var bodies = map[string]string{
-	MethodCommandApproval: `{"id":7,"method":"item/commandExecution/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_cmd","command":["git","push","--force"],"cwd":"/repo","reason":"Push the fix"}}`,
+	MethodCommandApproval:    `{"id":7,"method":"item/commandExecution/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_cmd","command":["git","push","--force"],"cwd":"/repo","reason":"Push the fix"}}`,
 	MethodFileChangeApproval: `{"id":"req-8","method":"item/fileChange/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_patch","reason":"Write the migration","grantRoot":"/repo/migrations"}}`,
-	MethodPermissions: `{"id":9,"method":"item/permissions/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_perm","cwd":"/repo","reason":"Needs the network to fetch modules","permissions":{"network":{"enabled":true}}}}`,
+	MethodPermissions:        `{"id":9,"method":"item/permissions/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_perm","cwd":"/repo","reason":"Needs the network to fetch modules","permissions":{"network":{"enabled":true}}}}`,
 	MethodRequestUserInput: `{"id":10,"method":"item/tool/requestUserInput","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_q","questions":[
 		{"id":"db","header":"Database","question":"Which database should the worker target?","isOther":true,"isSecret":false,"options":[{"label":"postgres","description":"the shared cluster"},{"label":"sqlite","description":"a local file"}]},
 		{"id":"langs","header":"Languages","question":"Which languages?","isOther":false,"isSecret":false,"options":null}]}}`,
 	MethodMCPElicitation: `{"id":11,"method":"mcpServer/elicitation/request","params":{"threadId":"thread_1","turnId":"turn_1","serverName":"deploy","mode":"form","message":"Which environment?","requestedSchema":{"type":"object","properties":{"env":{"type":"string","enum":["staging","prod"]}},"required":["env"]}}}`,
-	MethodExecCommand: `{"id":12,"method":"execCommandApproval","params":{"conversationId":"conv_x","callId":"call_1","command":["rm","-rf","build"],"cwd":"/repo","reason":"clean"}}`,
-	MethodApplyPatch: `{"id":13,"method":"applyPatchApproval","params":{"conversationId":"conv_x","callId":"call_2","fileChanges":{"b.go":{"type":"update"},"a.go":{"type":"add"}},"reason":"refactor","grantRoot":null}}`,
+	MethodExecCommand:    `{"id":12,"method":"execCommandApproval","params":{"conversationId":"conv_x","callId":"call_1","command":["rm","-rf","build"],"cwd":"/repo","reason":"clean"}}`,
+	MethodApplyPatch:     `{"id":13,"method":"applyPatchApproval","params":{"conversationId":"conv_x","callId":"call_2","fileChanges":{"b.go":{"type":"update"},"a.go":{"type":"add"}},"reason":"refactor","grantRoot":null}}`,
 }
 
 const urlElicitation = `{"id":14,"method":"mcpServer/elicitation/request","params":{"serverName":"github","mode":"url","message":"Sign in to GitHub","url":"https://github.com/login/device","elicitationId":"el_1"}}`
