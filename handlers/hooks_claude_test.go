@@ -31,9 +31,9 @@ func claudeElicitationBody() map[string]any {
 		"permission_mode": "default", "hook_event_name": "Elicitation", "mcp_server_name": "deploy",
 		"message": "Which environment should I deploy to?", "mode": "form",
 		"requested_schema": map[string]any{"type": "object", "properties": map[string]any{
-			"env":     map[string]any{"type": "string", "enum": []any{"staging", "prod"}},
+			"env":      map[string]any{"type": "string", "enum": []any{"staging", "prod"}},
 			"replicas": map[string]any{"type": "integer", "minimum": 1},
-			"confirm": map[string]any{"type": "boolean"},
+			"confirm":  map[string]any{"type": "boolean"},
 		}, "required": []any{"env"}},
 	}
 }
