@@ -8,16 +8,18 @@ import (
 )
 
 // Realistic request bodies, as Codex 0.171's app-server sends them (PROTOCOLS.md).
-var bodies = map[string]string{
-	MethodCommandApproval:    `{"id":7,"method":"item/commandExecution/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_cmd","command":["git","push","--force"],"cwd":"/repo","reason":"Push the fix"}}`,
-	MethodFileChangeApproval: `{"id":"req-8","method":"item/fileChange/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_patch","reason":"Write the migration","grantRoot":"/repo/migrations"}}`,
-	MethodPermissions:        `{"id":9,"method":"item/permissions/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_perm","cwd":"/repo","reason":"Needs the network to fetch modules","permissions":{"network":{"enabled":true}}}}`,
-	MethodRequestUserInput: `{"id":10,"method":"item/tool/requestUserInput","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_q","questions":[
+func fixtures() map[string]string {
+	return map[string]string{
+		MethodCommandApproval:    `{"id":7,"method":"item/commandExecution/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_cmd","command":["git","push","--force"],"cwd":"/repo","reason":"Push the fix"}}`,
+		MethodFileChangeApproval: `{"id":"req-8","method":"item/fileChange/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_patch","reason":"Write the migration","grantRoot":"/repo/migrations"}}`,
+		MethodPermissions:        `{"id":9,"method":"item/permissions/requestApproval","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_perm","cwd":"/repo","reason":"Needs the network to fetch modules","permissions":{"network":{"enabled":true}}}}`,
+		MethodRequestUserInput: `{"id":10,"method":"item/tool/requestUserInput","params":{"threadId":"thread_1","turnId":"turn_1","itemId":"item_q","questions":[
 		{"id":"db","header":"Database","question":"Which database should the worker target?","isOther":true,"isSecret":false,"options":[{"label":"postgres","description":"the shared cluster"},{"label":"sqlite","description":"a local file"}]},
 		{"id":"langs","header":"Languages","question":"Which languages?","isOther":false,"isSecret":false,"options":null}]}}`,
-	MethodMCPElicitation: `{"id":11,"method":"mcpServer/elicitation/request","params":{"threadId":"thread_1","turnId":"turn_1","serverName":"deploy","mode":"form","message":"Which environment?","requestedSchema":{"type":"object","properties":{"env":{"type":"string","enum":["staging","prod"]}},"required":["env"]}}}`,
-	MethodExecCommand:    `{"id":12,"method":"execCommandApproval","params":{"conversationId":"conv_x","callId":"call_1","command":["rm","-rf","build"],"cwd":"/repo","reason":"clean"}}`,
-	MethodApplyPatch:     `{"id":13,"method":"applyPatchApproval","params":{"conversationId":"conv_x","callId":"call_2","fileChanges":{"b.go":{"type":"update"},"a.go":{"type":"add"}},"reason":"refactor","grantRoot":null}}`,
+		MethodMCPElicitation: `{"id":11,"method":"mcpServer/elicitation/request","params":{"threadId":"thread_1","turnId":"turn_1","serverName":"deploy","mode":"form","message":"Which environment?","requestedSchema":{"type":"object","properties":{"env":{"type":"string","enum":["staging","prod"]}},"required":["env"]}}}`,
+		MethodExecCommand:    `{"id":12,"method":"execCommandApproval","params":{"conversationId":"conv_x","callId":"call_1","command":["rm","-rf","build"],"cwd":"/repo","reason":"clean"}}`,
+		MethodApplyPatch:     `{"id":13,"method":"applyPatchApproval","params":{"conversationId":"conv_x","callId":"call_2","fileChanges":{"b.go":{"type":"update"},"a.go":{"type":"add"}},"reason":"refactor","grantRoot":null}}`,
+	}
 }
 
 const urlElicitation = `{"id":14,"method":"mcpServer/elicitation/request","params":{"serverName":"github","mode":"url","message":"Sign in to GitHub","url":"https://github.com/login/device","elicitationId":"el_1"}}`
@@ -91,7 +93,7 @@ func TestAnswerPerMethodAndAction(t *testing.T) {
 	for _, tc := range cases {
 		body := tc.body
 		if body == "" {
-			body = bodies[tc.method]
+			body = fixtures()[tc.method]
 		}
 		r := mustDecode(t, body)
 		got := asJSON(t, r.Answer(Verdict{Action: tc.action, Content: tc.content}))
@@ -108,24 +110,24 @@ func TestParamsPerMethod(t *testing.T) {
 		remember                      bool
 		extras                        map[string]string // key → JSON
 	}{
-		{bodies[MethodCommandApproval], PhaseCommand, "Codex wants to run **git push --force**", "git push --force", true,
+		{fixtures()[MethodCommandApproval], PhaseCommand, "Codex wants to run **git push --force**", "git push --force", true,
 			map[string]string{"command": `"git push --force"`, "cwd": `"/repo"`, "reason": `"Push the fix"`, "threadId": `"thread_1"`,
 				"turnId": `"turn_1"`, "itemId": `"item_cmd"`, "codex_request_id": `7`}},
-		{bodies[MethodFileChangeApproval], PhaseFileChange, "Codex wants to change files under **/repo/migrations**", "Write the migration", true,
+		{fixtures()[MethodFileChangeApproval], PhaseFileChange, "Codex wants to change files under **/repo/migrations**", "Write the migration", true,
 			map[string]string{"grantRoot": `"/repo/migrations"`, "reason": `"Write the migration"`, "codex_request_id": `"req-8"`}},
-		{bodies[MethodPermissions], PhasePermissions, "Codex asks for more permissions", `{"network":{"enabled":true}}`, true,
+		{fixtures()[MethodPermissions], PhasePermissions, "Codex asks for more permissions", `{"network":{"enabled":true}}`, true,
 			map[string]string{"permissions": `{"network":{"enabled":true}}`, "cwd": `"/repo"`}},
-		{bodies[MethodRequestUserInput], PhaseUserInput, "Codex has 2 questions", "Which database should the worker target?\nWhich languages?", false,
+		{fixtures()[MethodRequestUserInput], PhaseUserInput, "Codex has 2 questions", "Which database should the worker target?\nWhich languages?", false,
 			map[string]string{"ask_user_question": `{"questions":[` +
 				`{"header":"Database","id":"db","isOther":true,"isSecret":false,"multiSelect":false,"options":[{"description":"the shared cluster","label":"postgres"},{"description":"a local file","label":"sqlite"}],"question":"Which database should the worker target?"},` +
 				`{"header":"Languages","id":"langs","isOther":false,"isSecret":false,"multiSelect":false,"options":[],"question":"Which languages?"}]}`}},
-		{bodies[MethodMCPElicitation], PhaseMCP, "Which environment?", "deploy: Which environment?", false,
+		{fixtures()[MethodMCPElicitation], PhaseMCP, "Which environment?", "deploy: Which environment?", false,
 			map[string]string{"server_name": `"deploy"`, "requestedSchema": `{"properties":{"env":{"enum":["staging","prod"],"type":"string"}},"required":["env"],"type":"object"}`}},
 		{urlElicitation, PhaseMCP, "Sign in to GitHub", "github: https://github.com/login/device", false,
 			map[string]string{"mode": `"url"`, "url": `"https://github.com/login/device"`, "elicitationId": `"el_1"`}},
-		{bodies[MethodExecCommand], PhaseCommand, "Codex wants to run **rm -rf build**", "rm -rf build", true,
+		{fixtures()[MethodExecCommand], PhaseCommand, "Codex wants to run **rm -rf build**", "rm -rf build", true,
 			map[string]string{"command": `"rm -rf build"`, "callId": `"call_1"`, "conversationId": `"conv_x"`}},
-		{bodies[MethodApplyPatch], PhaseFileChange, "Codex wants to change 2 files", "a.go\nb.go", true,
+		{fixtures()[MethodApplyPatch], PhaseFileChange, "Codex wants to change 2 files", "a.go\nb.go", true,
 			map[string]string{"fileChanges": `{"a.go":{"type":"add"},"b.go":{"type":"update"}}`}},
 	}
 	for _, tc := range cases {
