@@ -35,6 +35,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	switch cmd {
 	case "serve", "migrate":
+	case "claude-settings":
+		return runClaudeSettings(args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "gatehouse", version)
 		return 0
