@@ -127,6 +127,9 @@ func (p *Payload) Params() map[string]any {
 	if p.AgentType != "" {
 		params["agent_type"] = p.AgentType
 	}
+	if p.ToolUseID != "" { // PreToolUse only: lets a UI or log line correlate the call
+		params["tool_use_id"] = p.ToolUseID
+	}
 	switch p.ToolName {
 	case ToolAskUserQuestion:
 		params["ask_user_question"] = map[string]any{"questions": questions(p.input["questions"])}

@@ -110,7 +110,13 @@ func TestParams(t *testing.T) {
 			t.Errorf("params[%q] = %v, want %v", k, p[k], want)
 		}
 	}
+	if _, ok := p["tool_use_id"]; ok {
+		t.Errorf("PermissionRequest has no tool_use_id: %v", p)
+	}
 	ask := decodeOrFail(t, askBody).Params()
+	if ask["tool_use_id"] != "toolu_1" {
+		t.Errorf("tool_use_id = %v", ask["tool_use_id"])
+	}
 	if got := jsonOf(t, ask["ask_user_question"]); got != `{"questions":[{"header":"DB","multiSelect":true,"options":[{"description":"Postgres","label":"pg"},{"description":"","label":"lite"}],"question":"Which DB?"}]}` {
 		t.Errorf("ask_user_question = %s", got)
 	}
