@@ -1,8 +1,8 @@
 package handlers
 
 import (
-	"errors"
-	"net/http"
+	"context"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -13,12 +13,59 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// claudePermissionRequest parks Claude Code's PermissionRequest hook until a person
-// decides, then answers with the hook decision. No verdict (timeout, shutdown) is an
-// empty 200: Claude Code then falls back to its own prompt.
+// claudeEvent is how one Claude Code hook event is read, shown and answered. Every
+// Claude route — per session or zero-config — goes through claudeEventFor and parkClaude,
+// so the events differ only in these four functions.
+type claudeEvent struct {
+	origin string
+	decode func(body []byte) (*claude.Payload, error)
+	params func(p *claude.Payload) map[string]any
+	answer func(p *claude.Payload, v claude.Verdict) map[string]any
+}
+
+// claudeEvents names the hook events Gatehouse parks, for error messages.
+const claudeEvents = "PermissionRequest, PreToolUse or Elicitation"
+
+// claudeEventFor returns the handling of a hook event; false for events Gatehouse does
+// not park.
+func claudeEventFor(name string) (claudeEvent, bool) {
+	switch name {
+	case claude.EventPermissionRequest:
+		return claudeEvent{origin: models.OriginClaudePermission, decode: claude.Decode,
+			params: (*claude.Payload).Params, answer: (*claude.Payload).PermissionDecision}, true
+	case claude.EventPreToolUse:
+		return claudeEvent{origin: models.OriginClaudePreToolUse, decode: claude.Decode,
+			params: (*claude.Payload).Params, answer: (*claude.Payload).PreToolUseDecision}, true
+	case claude.EventElicitation:
+		return claudeEvent{origin: models.OriginClaudeElicit, decode: claude.DecodeElicitation,
+			params: (*claude.Payload).ElicitationParams,
+			answer: func(_ *claude.Payload, v claude.Verdict) map[string]any { return claude.ElicitationDecision(v) }}, true
+	}
+	return claudeEvent{}, false
+}
+
+// claudePermissionRequest parks Claude Code's PermissionRequest hook (§6.1).
 func (s *Server) claudePermissionRequest(c echo.Context) error {
-	ctx := c.Request().Context()
-	sess, level, err := s.sessions.AuthorizeLevel(ctx, userOf(c), c.Param("sid"), auth.Read)
+	return s.claudeSessionHook(c, claude.EventPermissionRequest)
+}
+
+// claudePreToolUse parks Claude Code's PreToolUse hook (§6.1b).
+func (s *Server) claudePreToolUse(c echo.Context) error {
+	return s.claudeSessionHook(c, claude.EventPreToolUse)
+}
+
+// claudeElicitation parks Claude Code's Elicitation hook: one of Claude's own MCP
+// servers asks the user for input (§6.1b).
+func (s *Server) claudeElicitation(c echo.Context) error {
+	return s.claudeSessionHook(c, claude.EventElicitation)
+}
+
+// claudeSessionHook handles a hook posted under /v1/sessions/:sid/hooks/…: the route
+// names the event, so the body's hook_event_name is not consulted (a command hook that
+// forwards a trimmed payload works too).
+func (s *Server) claudeSessionHook(c echo.Context, event string) error {
+	ev, _ := claudeEventFor(event)
+	sess, level, err := s.sessions.AuthorizeLevel(c.Request().Context(), userOf(c), c.Param("sid"), auth.Read)
 	if err != nil {
 		return err
 	}
@@ -26,27 +73,110 @@ func (s *Server) claudePermissionRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := claude.Decode(body)
-	if err != nil {
-		return bad("", "%s", err.Error())
-	}
-	if p.ElicitationID != "" && !ids.ValidReattach(p.ElicitationID) {
-		return bad("_gatehouse_elicitation_id", "must look like elicit_<origin>_<32 hex>")
-	}
-	if level < auth.Edit {
-		// A reader may not have a person decide on their behalf: no decision here.
-		return c.NoContent(http.StatusOK)
-	}
-	v, err := s.elicit.Park(ctx, elicit.Prompt{Session: sess, ID: p.ElicitationID,
-		Origin: models.OriginClaudePermission, Params: p.Params()})
-	if errors.Is(err, elicit.ErrClientGone) {
-		return nil
-	}
+	p, err := decodeClaude(ev, body)
 	if err != nil {
 		return err
 	}
-	if !v.Decided() {
-		return c.NoContent(http.StatusOK)
+	return s.parkClaude(c, ev, sess, level, p)
+}
+
+// claudeZeroConfig is POST /v1/hooks/claude: any parked hook event, routed by
+// hook_event_name, without a Gatehouse session in the path. Claude Code's session_id
+// maps to a top-level session owned by the caller (created on first sight); a payload
+// from a sub-agent (agent_id) parks on a child session under it, titled
+// "<agent_type>:<agent_id>", so the prompt also shows on the parent's stream.
+//
+// Events Gatehouse does not park (Stop, PostToolUse, …) are a 400 naming the ones it
+// does: Claude Code treats any non-2xx as "no decision" and carries on, and whoever
+// wired the hook sees why in Claude Code's debug output or with curl.
+func (s *Server) claudeZeroConfig(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
 	}
-	return c.JSON(http.StatusOK, p.PermissionDecision(claude.Verdict{Action: v.Result.Action, Content: v.Result.Content}))
+	probe, err := claude.DecodeAny(body)
+	if err != nil {
+		return bad("", "%s", err.Error())
+	}
+	if probe.HookEventName == "" {
+		return bad("hook_event_name", "is required (%s)", claudeEvents)
+	}
+	ev, ok := claudeEventFor(probe.HookEventName)
+	if !ok {
+		return bad("hook_event_name", "Gatehouse does not handle %q hooks; send only %s to this URL",
+			truncateRunes(probe.HookEventName, 64), claudeEvents)
+	}
+	p, err := decodeClaude(ev, body)
+	if err != nil {
+		return err
+	}
+	if err := checkExternalID("session_id", p.SessionID); err != nil {
+		return err
+	}
+	if p.AgentID != "" {
+		if err := checkExternalID("agent_id", p.AgentID); err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	user := userOf(c)
+	sess, err := s.claudeSessionFor(ctx, user, p)
+	if err != nil {
+		return err
+	}
+	level, err := s.sessions.LevelOn(ctx, sess, user)
+	if err != nil {
+		return err
+	}
+	return s.parkClaude(c, ev, sess, level, p)
+}
+
+// claudeSessionFor finds or creates the session a zero-config payload parks on.
+func (s *Server) claudeSessionFor(ctx context.Context, user string, p *claude.Payload) (*models.Session, error) {
+	short := p.SessionID
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	title := "Claude Code " + short
+	if p.Cwd != "" {
+		title += " in " + truncateRunes(p.Cwd, 200)
+	}
+	root, err := s.sessions.FindOrCreateExternal(ctx, user, p.SessionID, "Claude Code", title)
+	if err != nil || p.AgentID == "" {
+		return root, err
+	}
+	kind := p.AgentType
+	if kind == "" {
+		kind = "subagent"
+	}
+	return s.sessions.FindOrCreateChild(ctx, user, root, truncateRunes(kind, 100)+":"+p.AgentID)
+}
+
+// decodeClaude reads a hook body for ev; every problem is a 400.
+func decodeClaude(ev claudeEvent, body []byte) (*claude.Payload, error) {
+	p, err := ev.decode(body)
+	if err != nil {
+		return nil, bad("", "%s", err.Error())
+	}
+	if p.ElicitationID != "" && !ids.ValidReattach(p.ElicitationID) {
+		return nil, bad("_gatehouse_elicitation_id", "must look like elicit_<origin>_<32 hex>")
+	}
+	return p, nil
+}
+
+// parkClaude parks a decoded Claude hook and answers in Claude Code's hook format.
+func (s *Server) parkClaude(c echo.Context, ev claudeEvent, sess *models.Session, level auth.Level, p *claude.Payload) error {
+	return s.parkHook(c, hookPark{sess: sess, level: level, id: p.ElicitationID, origin: ev.origin, params: ev.params(p),
+		answer: func(r elicit.Result) any { return ev.answer(p, claude.Verdict{Action: r.Action, Content: r.Content}) }})
+}
+
+// checkExternalID insists on a usable external id (Claude's session_id, agent_id).
+func checkExternalID(field, v string) error {
+	switch {
+	case strings.TrimSpace(v) == "":
+		return bad(field, "is required")
+	case len(v) > 200:
+		return bad(field, "is longer than 200 characters")
+	}
+	return nil
 }

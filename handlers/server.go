@@ -84,6 +84,10 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/sessions/:sid/elicitations/:eid/resolve", s.resolveElicitation)
 
 	v1.POST("/sessions/:sid/hooks/permission-request", s.claudePermissionRequest)
+	v1.POST("/sessions/:sid/hooks/pre-tool-use", s.claudePreToolUse)
+	v1.POST("/sessions/:sid/hooks/elicitation", s.claudeElicitation)
+	v1.POST("/sessions/:sid/hooks/codex-elicitation-request", s.codexElicitationRequest)
+	v1.POST("/hooks/claude", s.claudeZeroConfig)
 	return e
 }
 

@@ -71,7 +71,8 @@ func Decode(body []byte) (*Payload, error) {
 	return p, nil
 }
 
-// DecodeElicitation reads an Elicitation hook body.
+// DecodeElicitation reads an Elicitation hook body: a non-empty message, an object
+// requested_schema (or none) and form mode.
 func DecodeElicitation(body []byte) (*Payload, error) {
 	p, err := decodeAny(body)
 	if err != nil {
@@ -83,6 +84,11 @@ func DecodeElicitation(body []byte) (*Payload, error) {
 	if len(p.RequestedSchema) > 0 && string(p.RequestedSchema) != "null" && p.RequestedSchema[0] != '{' {
 		return nil, errors.New("requested_schema must be an object")
 	}
+	if p.Mode != "" && p.Mode != "form" {
+		// Claude Code itself supports form mode only; a URL-mode request has no schema to
+		// show and no content to return.
+		return nil, fmt.Errorf("mode %q is not supported (want form)", p.Mode)
+	}
 	return p, nil
 }
 
@@ -93,7 +99,7 @@ func decodeAny(body []byte) (*Payload, error) {
 	var p Payload
 	if err := json.Unmarshal(body, &p); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
+		if errors.As(err, &te) && te.Field != "" {
 			return nil, fmt.Errorf("%s has the wrong type (want %s)", te.Field, te.Type)
 		}
 		return nil, errors.New("body is not a JSON object")
@@ -120,6 +126,9 @@ func (p *Payload) Params() map[string]any {
 	}
 	if p.AgentType != "" {
 		params["agent_type"] = p.AgentType
+	}
+	if p.ToolUseID != "" { // PreToolUse only: lets a UI or log line correlate the call
+		params["tool_use_id"] = p.ToolUseID
 	}
 	switch p.ToolName {
 	case ToolAskUserQuestion:

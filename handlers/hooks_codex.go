@@ -1,0 +1,83 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatehouse-dev/gatehouse/internal/adapters/codex"
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// codexFingerprintKey is the param holding the hash of the Codex request a prompt was
+// opened for (see checkCodexRetry).
+const codexFingerprintKey = "codex_fingerprint"
+
+// codexElicitationRequest parks a request the Codex app-server sent to its client
+// (§6.2), forwarded verbatim as {"id","method","params"}, and answers with the JSON-RPC
+// result for Codex. The prompt id is deterministic (elicit_codex_ + sha256 of
+// {method, request_id, session_id}), so a bridge that retries the same request
+// re-attaches to the same prompt and, when it was decided meanwhile, gets the verdict
+// at once. A decline also interrupts the turn through the runner, when one is set.
+func (s *Server) codexElicitationRequest(c echo.Context) error {
+	ctx := c.Request().Context()
+	sess, level, err := s.sessions.AuthorizeLevel(ctx, userOf(c), c.Param("sid"), auth.Read)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	req, err := codex.Decode(body)
+	if err != nil {
+		return bad("", "%s", err.Error())
+	}
+	eid := ids.Deterministic(codex.IDPrefix, req.CanonicalKey(sess.ID))
+	params := req.PromptParams()
+	params[codexFingerprintKey] = req.Fingerprint()
+	if level >= auth.Edit {
+		if err := s.checkCodexRetry(ctx, sess, eid, req.Fingerprint()); err != nil {
+			return err
+		}
+	}
+	return s.parkHook(c, hookPark{sess: sess, level: level, id: eid, origin: models.OriginCodex, params: params,
+		answer: func(r elicit.Result) any {
+			if r.Action == elicit.ActionDecline {
+				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
+			}
+			return req.Answer(codex.Verdict{Action: r.Action, Content: r.Content})
+		}})
+}
+
+// checkCodexRetry refuses (409) to re-attach a request to a prompt that was opened for
+// a different request under the same JSON-RPC id — an app-server that restarted its id
+// counter, say. Re-attaching would hand one command's verdict to another.
+func (s *Server) checkCodexRetry(ctx context.Context, sess *models.Session, eid, fingerprint string) error {
+	row, err := s.elicit.Get(ctx, eid)
+	if errors.Is(err, errs.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if row.SessionID != sess.ID {
+		return nil // elicit.Open answers this case (400)
+	}
+	var stored struct {
+		Fingerprint string `json:"codex_fingerprint"`
+	}
+	_ = json.Unmarshal(row.Params, &stored)
+	if stored.Fingerprint != "" && stored.Fingerprint != fingerprint {
+		s.log.Warn("codex request id reused for a different request", "session_id", sess.ID, "elicitation_id", eid)
+		return errs.Conflict("request id was already used in this session by a different request; " +
+			"send each request under a fresh id (or a new session per app-server connection)")
+	}
+	return nil
+}
