@@ -300,7 +300,11 @@ func (s *Service) FindOrCreateExternal(ctx context.Context, user, external, agen
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	a, err := s.CreateAgent(ctx, user, AgentInput{Name: agentName})
+	// One agent per user and harness name, shared by all their external sessions.
+	a, err := s.store.FindAgentByName(ctx, user, agentName)
+	if errors.Is(err, store.ErrNotFound) {
+		a, err = s.CreateAgent(ctx, user, AgentInput{Name: agentName})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,16 @@ func (s *Store) GetAgent(ctx context.Context, id string) (*models.Agent, error) 
 	return &a, nil
 }
 
+// FindAgentByName finds the oldest agent user registered under name.
+func (s *Store) FindAgentByName(ctx context.Context, user, name string) (*models.Agent, error) {
+	var a models.Agent
+	err := s.ctx(ctx).Where("created_by = ? AND name = ?", user, name).Order("created_at, id").Take(&a).Error
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return &a, nil
+}
+
 // ListAgents lists agents created by user, or all when user is empty.
 func (s *Store) ListAgents(ctx context.Context, user string) ([]models.Agent, error) {
 	var out []models.Agent
