@@ -31,11 +31,34 @@ type hookPark struct {
 // have a person decide on their behalf), as does a wait that ends in a timeout,
 // abandonment or shutdown. A client that hung up gets nothing: its prompt stays
 // pending for the grace period so a retry can re-attach.
-func (s *Server) parkHook(c echo.Context, h hookPark) error {
-	if h.level < auth.Edit {
+//
+// prepare (authorize, read, decode) and attaching the prompt run on a short-lived
+// goroutine; the request's own goroutine only waits, so its stack stays small while it
+// is parked (see elicit.Waiter). prepare returns nil to answer "no verdict" at once.
+func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) error {
+	type ready struct {
+		h   *hookPark
+		w   *elicit.Waiter
+		err error
+	}
+	ch := make(chan ready, 1)
+	go func() {
+		h, err := prepare()
+		if err != nil || h.level < auth.Edit {
+			ch <- ready{h: h, err: err}
+			return
+		}
+		w, err := s.elicit.Attach(c.Request().Context(), elicit.Prompt{Session: h.sess, ID: h.id, Origin: h.origin, Params: h.params})
+		ch <- ready{h: h, w: w, err: err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		return r.err
+	}
+	if r.w == nil {
 		return c.NoContent(http.StatusOK)
 	}
-	v, err := s.elicit.Park(c.Request().Context(), elicit.Prompt{Session: h.sess, ID: h.id, Origin: h.origin, Params: h.params})
+	v, err := r.w.Wait(c.Request().Context())
 	if errors.Is(err, elicit.ErrClientGone) {
 		return nil
 	}
@@ -45,5 +68,5 @@ func (s *Server) parkHook(c echo.Context, h hookPark) error {
 	if !v.Decided() {
 		return c.NoContent(http.StatusOK)
 	}
-	return c.JSON(http.StatusOK, h.answer(v.Result))
+	return c.JSON(http.StatusOK, r.h.answer(v.Result))
 }

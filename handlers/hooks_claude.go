@@ -64,20 +64,22 @@ func (s *Server) claudeElicitation(c echo.Context) error {
 // names the event, so the body's hook_event_name is not consulted (a command hook that
 // forwards a trimmed payload works too).
 func (s *Server) claudeSessionHook(c echo.Context, event string) error {
-	ev, _ := claudeEventFor(event)
-	sess, level, err := s.sessions.AuthorizeLevel(c.Request().Context(), userOf(c), c.Param("sid"), auth.Read)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	p, err := decodeClaude(ev, body)
-	if err != nil {
-		return err
-	}
-	return s.parkClaude(c, ev, sess, level, p)
+	return s.parkHook(c, func() (*hookPark, error) {
+		ev, _ := claudeEventFor(event)
+		sess, level, err := s.sessions.AuthorizeLevel(c.Request().Context(), userOf(c), c.Param("sid"), auth.Read)
+		if err != nil {
+			return nil, err
+		}
+		body, err := readBody(c)
+		if err != nil {
+			return nil, err
+		}
+		p, err := decodeClaude(ev, body)
+		if err != nil {
+			return nil, err
+		}
+		return claudePark(ev, sess, level, p), nil
+	})
 }
 
 // claudeZeroConfig is POST /v1/hooks/claude: any parked hook event, routed by
@@ -90,45 +92,49 @@ func (s *Server) claudeSessionHook(c echo.Context, event string) error {
 // does: Claude Code treats any non-2xx as "no decision" and carries on, and whoever
 // wired the hook sees why in Claude Code's debug output or with curl.
 func (s *Server) claudeZeroConfig(c echo.Context) error {
+	return s.parkHook(c, func() (*hookPark, error) { return s.prepareClaudeZeroConfig(c) })
+}
+
+func (s *Server) prepareClaudeZeroConfig(c echo.Context) (*hookPark, error) {
 	body, err := readBody(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	probe, err := claude.DecodeAny(body)
 	if err != nil {
-		return bad("", "%s", err.Error())
+		return nil, bad("", "%s", err.Error())
 	}
 	if probe.HookEventName == "" {
-		return bad("hook_event_name", "is required (%s)", claudeEvents)
+		return nil, bad("hook_event_name", "is required (%s)", claudeEvents)
 	}
 	ev, ok := claudeEventFor(probe.HookEventName)
 	if !ok {
-		return bad("hook_event_name", "Gatehouse does not handle %q hooks; send only %s to this URL",
+		return nil, bad("hook_event_name", "Gatehouse does not handle %q hooks; send only %s to this URL",
 			truncateRunes(probe.HookEventName, 64), claudeEvents)
 	}
 	p, err := decodeClaude(ev, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkExternalID("session_id", p.SessionID); err != nil {
-		return err
+		return nil, err
 	}
 	if p.AgentID != "" {
 		if err := checkExternalID("agent_id", p.AgentID); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	ctx := c.Request().Context()
 	user := userOf(c)
 	sess, err := s.claudeSessionFor(ctx, user, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	level, err := s.sessions.LevelOn(ctx, sess, user)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.parkClaude(c, ev, sess, level, p)
+	return claudePark(ev, sess, level, p), nil
 }
 
 // claudeSessionFor finds or creates the session a zero-config payload parks on.
@@ -164,10 +170,11 @@ func decodeClaude(ev claudeEvent, body []byte) (*claude.Payload, error) {
 	return p, nil
 }
 
-// parkClaude parks a decoded Claude hook and answers in Claude Code's hook format.
-func (s *Server) parkClaude(c echo.Context, ev claudeEvent, sess *models.Session, level auth.Level, p *claude.Payload) error {
-	return s.parkHook(c, hookPark{sess: sess, level: level, id: p.ElicitationID, origin: ev.origin, params: ev.params(p),
-		answer: func(r elicit.Result) any { return ev.answer(p, claude.Verdict{Action: r.Action, Content: r.Content}) }})
+// claudePark describes how to park a decoded Claude hook and answer it in Claude
+// Code's hook format.
+func claudePark(ev claudeEvent, sess *models.Session, level auth.Level, p *claude.Payload) *hookPark {
+	return &hookPark{sess: sess, level: level, id: p.ElicitationID, origin: ev.origin, params: ev.params(p),
+		answer: func(r elicit.Result) any { return ev.answer(p, claude.Verdict{Action: r.Action, Content: r.Content}) }}
 }
 
 // checkExternalID insists on a usable external id (Claude's session_id, agent_id).

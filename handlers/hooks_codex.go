@@ -26,34 +26,38 @@ const codexFingerprintKey = "codex_fingerprint"
 // re-attaches to the same prompt and, when it was decided meanwhile, gets the verdict
 // at once. A decline also interrupts the turn through the runner, when one is set.
 func (s *Server) codexElicitationRequest(c echo.Context) error {
+	return s.parkHook(c, func() (*hookPark, error) { return s.prepareCodex(c) })
+}
+
+func (s *Server) prepareCodex(c echo.Context) (*hookPark, error) {
 	ctx := c.Request().Context()
 	sess, level, err := s.sessions.AuthorizeLevel(ctx, userOf(c), c.Param("sid"), auth.Read)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	body, err := readBody(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := codex.Decode(body)
 	if err != nil {
-		return bad("", "%s", err.Error())
+		return nil, bad("", "%s", err.Error())
 	}
 	eid := ids.Deterministic(codex.IDPrefix, req.CanonicalKey(sess.ID))
 	params := req.PromptParams()
 	params[codexFingerprintKey] = req.Fingerprint()
 	if level >= auth.Edit {
 		if err := s.checkCodexRetry(ctx, sess, eid, req.Fingerprint()); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return s.parkHook(c, hookPark{sess: sess, level: level, id: eid, origin: models.OriginCodex, params: params,
+	return &hookPark{sess: sess, level: level, id: eid, origin: models.OriginCodex, params: params,
 		answer: func(r elicit.Result) any {
 			if r.Action == elicit.ActionDecline {
 				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
 			}
 			return req.Answer(codex.Verdict{Action: r.Action, Content: r.Content})
-		}})
+		}}, nil
 }
 
 // checkCodexRetry refuses (409) to re-attach a request to a prompt that was opened for

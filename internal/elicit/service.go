@@ -194,58 +194,30 @@ func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, erro
 	return row, nil
 }
 
-// Park opens the prompt and waits for its verdict. See Await for the error cases.
+// Park opens the prompt and waits for its verdict. See Waiter.Wait for the error cases.
+//
+// The database work runs on a short-lived goroutine so the caller's goroutine — which
+// may then wait for hours, thousands at a time — does not keep the deep stack that
+// work needs (see Waiter).
 func (s *Service) Park(ctx context.Context, p Prompt) (Verdict, error) {
-	row, err := s.Open(ctx, p)
+	w, err := s.AttachOffstack(ctx, p)
 	if err != nil {
 		return Verdict{}, err
 	}
-	return s.Await(ctx, row)
+	return w.Wait(ctx)
 }
 
-// ErrClientGone is returned by Await when the caller's context ended (the HTTP client
+// ErrClientGone is returned by a wait when the caller's context ended (the HTTP client
 // hung up). The prompt stays pending for the grace period, then is abandoned.
 var ErrClientGone = errors.New("client went away")
 
 // Await blocks until the row is decided, expires, the server shuts down or ctx ends.
 func (s *Service) Await(ctx context.Context, row *models.Elicitation) (Verdict, error) {
-	s.parked.Add(1)
-	defer s.parked.Done()
-	w := s.waiters.add(row.ID)
-	defer s.waiters.remove(row.ID, w)
-
-	// Registered first, now re-read: a verdict committed before registration is seen here.
-	cur, err := s.store.GetElicitation(context.WithoutCancel(ctx), row.ID)
+	w, err := s.attachRow(ctx, row.ID)
 	if err != nil {
 		return Verdict{}, err
 	}
-	if !cur.IsPending() {
-		return verdictOf(cur), nil
-	}
-	deadline := s.clock.After(cur.ExpiresAt.Sub(s.clock.Now()))
-	bg := context.WithoutCancel(ctx)
-	for {
-		select {
-		case decided := <-w:
-			if decided != nil && !decided.IsPending() {
-				return verdictOf(decided), nil
-			}
-			cur, err := s.store.GetElicitation(bg, row.ID)
-			if err != nil {
-				return Verdict{}, err
-			}
-			if !cur.IsPending() {
-				return verdictOf(cur), nil
-			}
-		case <-deadline:
-			return s.finish(bg, cur, models.StatusExpired, models.ViaTimeout)
-		case <-s.shutdown:
-			return s.finish(bg, cur, models.StatusAbandoned, models.ViaShutdown)
-		case <-ctx.Done():
-			s.startGrace(cur)
-			return Verdict{}, ErrClientGone
-		}
-	}
+	return w.Wait(ctx)
 }
 
 // finish ends a wait without a human verdict; if a human won the race, theirs stands.

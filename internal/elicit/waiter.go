@@ -1,0 +1,104 @@
+package elicit
+
+import (
+	"context"
+
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// Waiter is a registered wait on one prompt: the waiter is in the registry before the
+// row was (re-)read, so no verdict committed after Attach can be missed.
+//
+// Attaching touches the database; waiting does not (unless another replica decides).
+// Keeping the two apart lets a handler do all deep work — JSON, ORM, SQL — on a
+// short-lived goroutine and wait on one whose stack stayed small: with thousands of
+// requests parked at once, stack is most of what a parked request costs.
+type Waiter struct {
+	s  *Service
+	ch chan *models.Elicitation
+	// row is the prompt as last read, without its params (not needed to finish it).
+	row *models.Elicitation
+	// done is set when the prompt was already decided at attach time.
+	done bool
+}
+
+// Attach opens the prompt (or re-attaches to it by id) and registers a waiter. The
+// caller must call Wait or Close.
+func (s *Service) Attach(ctx context.Context, p Prompt) (*Waiter, error) {
+	row, err := s.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return s.attachRow(ctx, row.ID)
+}
+
+// AttachOffstack is Attach run on a short-lived goroutine (see Waiter).
+func (s *Service) AttachOffstack(ctx context.Context, p Prompt) (*Waiter, error) {
+	type attached struct {
+		w   *Waiter
+		err error
+	}
+	ch := make(chan attached, 1)
+	go func() {
+		w, err := s.Attach(ctx, p)
+		ch <- attached{w, err}
+	}()
+	a := <-ch
+	return a.w, a.err
+}
+
+func (s *Service) attachRow(ctx context.Context, id string) (*Waiter, error) {
+	ch := s.waiters.add(id)
+	// Registered first, now re-read: a verdict committed before registration is seen here.
+	cur, err := s.store.GetElicitation(context.WithoutCancel(ctx), id)
+	if err != nil {
+		s.waiters.remove(id, ch)
+		return nil, err
+	}
+	trimmed := *cur
+	trimmed.Params = nil
+	return &Waiter{s: s, ch: ch, row: &trimmed, done: !cur.IsPending()}, nil
+}
+
+// ID is the prompt's id.
+func (w *Waiter) ID() string { return w.row.ID }
+
+// Close unregisters a waiter that will not Wait.
+func (w *Waiter) Close() { w.s.waiters.remove(w.row.ID, w.ch) }
+
+// Wait blocks until the prompt is decided, expires, the server shuts down or ctx ends
+// (ErrClientGone: the prompt then stays pending for the grace period). It unregisters
+// the waiter when it returns.
+func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
+	s := w.s
+	defer w.Close()
+	if w.done {
+		return verdictOf(w.row), nil
+	}
+	s.parked.Add(1)
+	defer s.parked.Done()
+	deadline := s.clock.After(w.row.ExpiresAt.Sub(s.clock.Now()))
+	bg := context.WithoutCancel(ctx)
+	for {
+		select {
+		case decided := <-w.ch:
+			if decided != nil && !decided.IsPending() {
+				return verdictOf(decided), nil
+			}
+			cur, err := s.store.GetElicitation(bg, w.row.ID)
+			if err != nil {
+				return Verdict{}, err
+			}
+			if !cur.IsPending() {
+				return verdictOf(cur), nil
+			}
+		case <-deadline:
+			return s.finish(bg, w.row, models.StatusExpired, models.ViaTimeout)
+		case <-s.shutdown:
+			return s.finish(bg, w.row, models.StatusAbandoned, models.ViaShutdown)
+		case <-ctx.Done():
+			s.startGrace(w.row)
+			return Verdict{}, ErrClientGone
+		}
+	}
+}
