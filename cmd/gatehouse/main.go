@@ -61,7 +61,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if cmd == "migrate" {
 		st, err := store.Open(cfg.DatabaseURL)
 		if err == nil {
-			err = st.Migrate(ctx)
+			err = st.Migrate(ctx, log)
 			st.Close()
 		}
 		if err != nil {

@@ -42,7 +42,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	if err != nil {
 		return nil, err
 	}
-	if err := st.Migrate(ctx); err != nil {
+	if err := st.Migrate(ctx, log); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -125,8 +125,10 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 // URL returns the url the store was opened with.
 func (s *Store) URL() string { return s.url }
 
-// Migrate applies every embedded migration for the store's dialect that has not run yet.
-func (s *Store) Migrate(ctx context.Context) error {
+// Migrate applies every embedded migration for the store's dialect that has not run yet
+// and reports each applied step on log. The logger is a parameter (nil = silent) rather
+// than slog.Default so tests and embedders decide where migration noise goes.
+func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 	sqlDB, err := s.wdb.DB()
 	if err != nil {
 		return err
@@ -147,8 +149,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	if log == nil {
+		return nil
+	}
 	for _, r := range res {
-		slog.Info("migration applied", "version", r.Source.Version, "duration", r.Duration)
+		log.Info("migration applied", "version", r.Source.Version, "duration", r.Duration)
 	}
 	return nil
 }
