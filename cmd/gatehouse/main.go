@@ -8,6 +8,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,6 +51,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	cfg, err := config.Load("gatehouse "+cmd, args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0 // the flag package has printed the usage
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 2

@@ -88,10 +88,16 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully: parked requests
 // get their "no verdict" answer, in-flight requests finish, all within 10 s.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	// Request contexts end once shutdown has answered the parked requests, so
+	// long-lived responses (SSE streams) close instead of holding Shutdown until its
+	// deadline; their clients reconnect elsewhere.
+	reqCtx, endRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer endRequests()
 	srv := &http.Server{
 		Handler:           a.Echo,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
 	go a.sweep(ctx)
 	errc := make(chan error, 1)
@@ -107,6 +113,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	// Parked requests answer first (no verdict), so Shutdown does not wait on them.
 	a.Elicit.Shutdown(sctx)
 	srv.SetKeepAlivesEnabled(false)
+	endRequests()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
