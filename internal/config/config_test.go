@@ -1,0 +1,140 @@
+package config
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+// TestDefaultsMatchTheSpec: with no flags and no environment, every setting has the
+// default SPEC §1 documents.
+func TestDefaultsMatchTheSpec(t *testing.T) {
+	c, err := Load("test", nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string][2]any{
+		"addr":                {c.Addr, "127.0.0.1:8080"},
+		"database-url":        {c.DatabaseURL, "sqlite://./data/gatehouse.db"},
+		"auth":                {c.Auth, "none"},
+		"auth-header":         {c.AuthHeader, "X-Forwarded-Email"},
+		"trusted-proxies":     {strings.Join(c.TrustedProxies, ","), "127.0.0.1/32,::1/128"},
+		"elicitation-mode":    {c.ElicitationMode, "url"},
+		"public-url":          {c.PublicURL, ""},
+		"runner-url":          {c.RunnerURL, ""},
+		"policy-file":         {c.PolicyFile, ""},
+		"elicitation-timeout": {c.ElicitationTimeout, 24 * time.Hour},
+		"mcp-input-timeout":   {c.MCPInputTimeout, 5 * time.Minute},
+		"disconnect-grace":    {c.DisconnectGrace, 10 * time.Second},
+		"log-format":          {c.LogFormat, "text"},
+		"max-body-bytes":      {c.MaxBodyBytes, int64(1 << 20)},
+	}
+	for name, got := range checks {
+		if got[0] != got[1] {
+			t.Errorf("--%s default = %v, want %v", name, got[0], got[1])
+		}
+	}
+	if !c.SessionSecretGenerated || len(c.SessionSecret) < 32 {
+		t.Errorf("no session secret configured: want a generated one, got %q (generated=%v)", c.SessionSecret, c.SessionSecretGenerated)
+	}
+}
+
+// TestEnvironmentTwinsAreHonoured: each GATEHOUSE_* variable sets its setting.
+func TestEnvironmentTwinsAreHonoured(t *testing.T) {
+	c, err := Load("test", nil, env(map[string]string{
+		"GATEHOUSE_ADDR":                "0.0.0.0:9999",
+		"GATEHOUSE_DATABASE_URL":        "postgres://u@db/gh",
+		"GATEHOUSE_AUTH":                "header",
+		"GATEHOUSE_AUTH_HEADER":         "X-Auth-Request-Email",
+		"GATEHOUSE_TRUSTED_PROXIES":     "10.0.0.0/8, 192.168.0.0/16",
+		"GATEHOUSE_ELICITATION_MODE":    "form",
+		"GATEHOUSE_PUBLIC_URL":          "https://gate.example.com/",
+		"GATEHOUSE_RUNNER_URL":          "http://runner:7000/",
+		"GATEHOUSE_POLICY_FILE":         "/etc/gatehouse/policies.yaml",
+		"GATEHOUSE_ELICITATION_TIMEOUT": "1h",
+		"GATEHOUSE_MCP_INPUT_TIMEOUT":   "30s",
+		"GATEHOUSE_DISCONNECT_GRACE":    "2s",
+		"GATEHOUSE_SESSION_SECRET":      strings.Repeat("x", 40),
+		"GATEHOUSE_LOG_FORMAT":          "json",
+		"GATEHOUSE_MAX_BODY_BYTES":      "4096",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string][2]any{
+		"addr":                {c.Addr, "0.0.0.0:9999"},
+		"database-url":        {c.DatabaseURL, "postgres://u@db/gh"},
+		"auth":                {c.Auth, "header"},
+		"auth-header":         {c.AuthHeader, "X-Auth-Request-Email"},
+		"trusted-proxies":     {strings.Join(c.TrustedProxies, ","), "10.0.0.0/8,192.168.0.0/16"},
+		"elicitation-mode":    {c.ElicitationMode, "form"},
+		"public-url":          {c.PublicURL, "https://gate.example.com"},
+		"runner-url":          {c.RunnerURL, "http://runner:7000"},
+		"policy-file":         {c.PolicyFile, "/etc/gatehouse/policies.yaml"},
+		"elicitation-timeout": {c.ElicitationTimeout, time.Hour},
+		"mcp-input-timeout":   {c.MCPInputTimeout, 30 * time.Second},
+		"disconnect-grace":    {c.DisconnectGrace, 2 * time.Second},
+		"session-secret":      {c.SessionSecret, strings.Repeat("x", 40)},
+		"log-format":          {c.LogFormat, "json"},
+		"max-body-bytes":      {c.MaxBodyBytes, int64(4096)},
+	}
+	for name, got := range checks {
+		if got[0] != got[1] {
+			t.Errorf("%s from env = %v, want %v", name, got[0], got[1])
+		}
+	}
+	if c.SessionSecretGenerated {
+		t.Error("a configured secret was reported as generated")
+	}
+}
+
+// TestFlagsWinOverEnvironment: a flag beats its environment twin, including when the
+// environment value alone would be invalid.
+func TestFlagsWinOverEnvironment(t *testing.T) {
+	c, err := Load("test", []string{"--addr", "127.0.0.1:7777", "--auth", "none", "--elicitation-timeout", "90s"},
+		env(map[string]string{
+			"GATEHOUSE_ADDR":                "0.0.0.0:1",
+			"GATEHOUSE_AUTH":                "bogus",
+			"GATEHOUSE_ELICITATION_TIMEOUT": "never",
+		}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:7777" || c.Auth != "none" || c.ElicitationTimeout != 90*time.Second {
+		t.Fatalf("flags did not win: addr %q auth %q timeout %s", c.Addr, c.Auth, c.ElicitationTimeout)
+	}
+}
+
+// TestInvalidSettingsAreRefused: bad values, from a flag or the environment, are an
+// error naming the flag.
+func TestInvalidSettingsAreRefused(t *testing.T) {
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--auth", "bogus"}, nil, "--auth"},
+		{nil, map[string]string{"GATEHOUSE_AUTH": "bogus"}, "--auth"},
+		{[]string{"--elicitation-mode", "popup"}, nil, "--elicitation-mode"},
+		{[]string{"--log-format", "xml"}, nil, "--log-format"},
+		{[]string{"--elicitation-timeout", "0s"}, nil, "--elicitation-timeout"},
+		{[]string{"--disconnect-grace", "-1s"}, nil, "--disconnect-grace"},
+		{[]string{"--mcp-input-timeout", "soon"}, nil, "--mcp-input-timeout"},
+		{[]string{"--max-body-bytes", "12"}, nil, "--max-body-bytes"},
+		{[]string{"--session-secret", "short"}, nil, "--session-secret"},
+		{[]string{"--database-url", " "}, nil, "--database-url"},
+		{[]string{"--auth", "header", "--auth-header", ""}, nil, "--auth-header"},
+		{[]string{"stray"}, nil, "unexpected argument"},
+	}
+	for _, tc := range cases {
+		_, err := Load("test", tc.args, env(tc.env), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%v, env %v) = %v, want an error about %s", tc.args, tc.env, err, tc.want)
+		}
+	}
+}
