@@ -5,6 +5,9 @@ if [ -z "${GATEHOUSE_TEST_DATABASE_URL:-}" ] && command -v psql >/dev/null 2>&1 
    && psql -h 127.0.0.1 -U postgres -d postgres -Atqc 'select 1' >/dev/null 2>&1; then
   db="gatehouse_test_$(date +%s)_$$"
   psql -h 127.0.0.1 -U postgres -d postgres -qc "CREATE DATABASE $db" >/dev/null
+  # Test servers drop their own databases; this one goes when the make recipe's shell
+  # exits (the trap keeps the test run's exit status).
+  trap "psql -h 127.0.0.1 -U postgres -d postgres -qc 'DROP DATABASE IF EXISTS $db WITH (FORCE)' >/dev/null 2>&1 || true" EXIT
   export GATEHOUSE_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$db?sslmode=disable"
   echo "make test: using fresh Postgres database $db"
 elif [ -z "${GATEHOUSE_TEST_DATABASE_URL:-}" ]; then

@@ -36,7 +36,11 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	bin := filepath.Join(binDir, "gatehouse")
-	cmd := exec.Command(goCmd, "build", "-o", bin, "-ldflags", "-X main.version="+testVersion, ".")
+	args := []string{"build", "-o", bin, "-ldflags", "-X main.version=" + testVersion}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command(goCmd, append(args, ".")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
