@@ -31,6 +31,7 @@ func TestDefaultsMatchTheSpec(t *testing.T) {
 		"elicitation-timeout": {c.ElicitationTimeout, 24 * time.Hour},
 		"mcp-input-timeout":   {c.MCPInputTimeout, 5 * time.Minute},
 		"disconnect-grace":    {c.DisconnectGrace, 10 * time.Second},
+		"event-retention":     {c.EventRetention, 24 * time.Hour},
 		"log-format":          {c.LogFormat, "text"},
 		"max-body-bytes":      {c.MaxBodyBytes, int64(1 << 20)},
 	}
@@ -59,6 +60,7 @@ func TestEnvironmentTwinsAreHonoured(t *testing.T) {
 		"GATEHOUSE_ELICITATION_TIMEOUT": "1h",
 		"GATEHOUSE_MCP_INPUT_TIMEOUT":   "30s",
 		"GATEHOUSE_DISCONNECT_GRACE":    "2s",
+		"GATEHOUSE_EVENT_RETENTION":     "2h",
 		"GATEHOUSE_SESSION_SECRET":      strings.Repeat("x", 40),
 		"GATEHOUSE_LOG_FORMAT":          "json",
 		"GATEHOUSE_MAX_BODY_BYTES":      "4096",
@@ -79,6 +81,7 @@ func TestEnvironmentTwinsAreHonoured(t *testing.T) {
 		"elicitation-timeout": {c.ElicitationTimeout, time.Hour},
 		"mcp-input-timeout":   {c.MCPInputTimeout, 30 * time.Second},
 		"disconnect-grace":    {c.DisconnectGrace, 2 * time.Second},
+		"event-retention":     {c.EventRetention, 2 * time.Hour},
 		"session-secret":      {c.SessionSecret, strings.Repeat("x", 40)},
 		"log-format":          {c.LogFormat, "json"},
 		"max-body-bytes":      {c.MaxBodyBytes, int64(4096)},
