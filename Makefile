@@ -21,7 +21,7 @@ build: ## build bin/gatehouse
 
 .PHONY: generate
 generate: ## regenerate templ components (committed)
-	$(GO) tool templ generate $(TEMPL_FLAGS) -path views
+	@if [ -d views ]; then $(GO) tool templ generate $(TEMPL_FLAGS) -path views; else echo "no views/ directory: nothing to generate"; fi
 
 .PHONY: test
 test: ## run every test with -race, on SQLite and (when GATEHOUSE_TEST_DATABASE_URL is set or a local Postgres answers) on Postgres
