@@ -73,6 +73,10 @@ type Service struct {
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
 	parked       sync.WaitGroup
+	// closing (guarded by mu) is set when Shutdown starts waiting on parked: a
+	// WaitGroup may not gain its first Add while Wait runs, so later waiters are not
+	// counted (they see shutdown closed and answer at once anyway).
+	closing bool
 }
 
 // New builds the core over a store and a bus.
@@ -255,6 +259,9 @@ func (s *Service) startGrace(row *models.Elicitation) {
 // Shutdown answers every parked request with "no verdict" and waits (bounded by ctx)
 // until they have returned.
 func (s *Service) Shutdown(ctx context.Context) {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
 	s.shutdownOnce.Do(func() { close(s.shutdown) })
 	done := make(chan struct{})
 	go func() { s.parked.Wait(); close(done) }()
@@ -262,6 +269,17 @@ func (s *Service) Shutdown(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 	}
+}
+
+// enterPark counts a parked request for Shutdown to wait on, unless shutdown has begun.
+func (s *Service) enterPark() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.parked.Add(1)
+	return true
 }
 
 // ExpireDue expires pending rows whose deadline passed while nobody waited (for

@@ -75,8 +75,9 @@ func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
 	if w.done {
 		return verdictOf(w.row), nil
 	}
-	s.parked.Add(1)
-	defer s.parked.Done()
+	if s.enterPark() {
+		defer s.parked.Done()
+	}
 	deadline := s.clock.After(w.row.ExpiresAt.Sub(s.clock.Now()))
 	bg := context.WithoutCancel(ctx)
 	for {
