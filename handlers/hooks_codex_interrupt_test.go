@@ -46,7 +46,7 @@ func startWithRunner(t *testing.T, dbURL string, runner handlers.Runner) *testse
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
+	if err := st.Migrate(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
