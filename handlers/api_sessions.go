@@ -22,7 +22,9 @@ type sessionJSON struct {
 	CreatedBy           string           `json:"created_by"`
 	CreatedAt           time.Time        `json:"created_at"`
 	ExternalSessionID   *string          `json:"external_session_id,omitempty"`
-	PendingElicitations []map[string]any `json:"pending_elicitations,omitempty"`
+	// PendingElicitations is a pointer so that single-session answers always carry the
+	// key (an empty list included) while lists, which carry a count, leave it out.
+	PendingElicitations *[]map[string]any `json:"pending_elicitations,omitempty"`
 	PendingCount        *int             `json:"pending_elicitations_count,omitempty"`
 }
 
@@ -72,7 +74,7 @@ func (s *Server) createSession(c echo.Context) error {
 		return err
 	}
 	out := toSessionJSON(sess)
-	out.PendingElicitations = []map[string]any{}
+	out.PendingElicitations = &[]map[string]any{}
 	return c.JSON(http.StatusCreated, out)
 }
 
@@ -89,7 +91,10 @@ func (s *Server) getSession(c echo.Context) error {
 		return err
 	}
 	out := toSessionJSON(sess)
-	out.PendingElicitations = pending
+	if pending == nil {
+		pending = []map[string]any{}
+	}
+	out.PendingElicitations = &pending
 	return c.JSON(http.StatusOK, out)
 }
 
