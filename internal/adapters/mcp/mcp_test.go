@@ -129,10 +129,10 @@ func TestRunnerToolAnswers(t *testing.T) {
 		t.Fatalf("native input_required: %+v", ans)
 	}
 	cases := map[string]string{
-		`{"result":{"output":"tool ran"}}`:                                     `{"content":[{"text":"tool ran","type":"text"}]}`,
-		`{"result":{"output":{"n":1}}}`:                                        `{"content":[{"text":"{\"n\":1}","type":"text"}]}`,
+		`{"result":{"output":"tool ran"}}`:                                    `{"content":[{"text":"tool ran","type":"text"}]}`,
+		`{"result":{"output":{"n":1}}}`:                                       `{"content":[{"text":"{\"n\":1}","type":"text"}]}`,
 		`{"result":{"content":[{"type":"text","text":"hi"}],"isError":true}}`: `{"content":[{"text":"hi","type":"text"}],"isError":true}`,
-		`{"output":"bare"}`: `{"content":[{"text":"bare","type":"text"}]}`,
+		`{"output":"bare"}`:                                                   `{"content":[{"text":"bare","type":"text"}]}`,
 	}
 	for in, want := range cases {
 		ans := mcp.ParseRunnerToolAnswer([]byte(in))
