@@ -222,3 +222,29 @@ func TestInputPromptParams(t *testing.T) {
 		t.Fatalf("url without url falls back to form: %v", p)
 	}
 }
+
+// FuzzUntrustedInput: the decoders of client- and runner-supplied bytes never panic,
+// and a state that verifies is one the signer produced.
+func FuzzUntrustedInput(f *testing.F) {
+	signer := mcp.NewStateSigner(strings.Repeat("k", 32))
+	good := signer.Sign(mcp.State{SessionID: "conv_a", ElicitationID: "elicit_x", Tool: "t", Expires: 1 << 40})
+	for _, seed := range []string{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":null}]}}}`,
+		`[]`, `{"jsonrpc":"2.0","id":null}`, `{"result":{"input_required":{"inputRequests":{"k":{"params":null}}}}}`, good, "gh1.e30.AAAA"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if msg, err := mcp.Parse(b); err == nil && msg.Kind == mcp.KindRequest {
+			if call, err := mcp.ParseToolCall(msg.Params); err == nil {
+				_ = mcp.ArgumentsHash(call.Arguments)
+				_ = call.ArgumentsMap()
+			}
+			_ = mcp.URLElicitationDeclined(msg.Params)
+			_ = mcp.InitializeResult(msg.Params, mcp.ServerInfo(""))
+		}
+		_ = mcp.ParseRunnerToolAnswer(b)
+		_, _ = mcp.ParseRunnerToolsList(b)
+		if st, err := signer.Verify(string(b), time.Unix(0, 0)); err == nil && string(b) != good {
+			t.Fatalf("a state the signer did not produce verified: %q → %+v", b, st)
+		}
+	})
+}

@@ -27,6 +27,10 @@ type State struct {
 // statePrefix versions the format so a future change can refuse old states cleanly.
 const statePrefix = "gh1."
 
+// b64 is strict so each state has exactly one accepted spelling (no malleable padding
+// bits).
+func b64() *base64.Encoding { return base64.RawURLEncoding.Strict() }
+
 // Errors of Verify. Each means "do not run the tool".
 var (
 	ErrStateMalformed = errors.New("requestState is not one Gatehouse issued")
@@ -51,8 +55,8 @@ func NewStateSigner(secret string) *StateSigner {
 // Sign encodes and MACs a state.
 func (s *StateSigner) Sign(st State) string {
 	payload, _ := json.Marshal(st)
-	body := statePrefix + base64.RawURLEncoding.EncodeToString(payload)
-	return body + "." + base64.RawURLEncoding.EncodeToString(s.mac(body))
+	body := statePrefix + b64().EncodeToString(payload)
+	return body + "." + b64().EncodeToString(s.mac(body))
 }
 
 func (s *StateSigner) mac(body string) []byte {
@@ -71,14 +75,14 @@ func (s *StateSigner) Verify(token string, now time.Time) (State, error) {
 		return State{}, ErrStateMalformed
 	}
 	body, sig := token[:dot], token[dot+1:]
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	got, err := b64().DecodeString(sig)
 	if err != nil {
 		return State{}, ErrStateMalformed
 	}
 	if !hmac.Equal(got, s.mac(body)) {
 		return State{}, ErrStateForged
 	}
-	payload, err := base64.RawURLEncoding.DecodeString(body[len(statePrefix):])
+	payload, err := b64().DecodeString(body[len(statePrefix):])
 	if err != nil {
 		return State{}, ErrStateMalformed
 	}
