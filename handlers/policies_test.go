@@ -128,7 +128,7 @@ func TestPolicyEvaluateAnswers(t *testing.T) {
 				t.Errorf("%s: %d %s, want %s", tc.name, r.Status, r.Body, tc.want)
 			}
 		}
-		if n := pendingCount(t, c, sid); n != 0 {
+		if n := len(pendingOf(t, c, sid)); n != 0 {
 			t.Fatalf("%d prompts parked, want none", n)
 		}
 	})
@@ -208,7 +208,7 @@ func TestPolicyEvaluateReaderGetsASK(t *testing.T) {
 		if r.Status != 200 || mustJSON(r.JSON(t)) != `{"reason":"admin__ask_bash: Approve child tool call","result":"POLICY_ACTION_ASK"}` {
 			t.Fatalf("reader: %d %s", r.Status, r.Body)
 		}
-		if n := pendingCount(t, alice, sid); n != 0 {
+		if n := len(pendingOf(t, alice, sid)); n != 0 {
 			t.Fatalf("a reader's ASK parked %d prompts", n)
 		}
 		if r := eve.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/policies/evaluate", toolCallEvent("Bash", nil)); r.Status != 404 {

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
 
 // fakeRunner is an httptest server standing in for the external MCP runner. Each
@@ -137,20 +135,4 @@ func dig(t testing.TB, v any, keys ...string) any {
 		v = m[k]
 	}
 	return v
-}
-
-// pendingCount is the length of the session's pending_elicitations (absent = 0).
-func pendingCount(t testing.TB, c *testserver.Client, sid string) int {
-	t.Helper()
-	r := c.Do(t, http.MethodGet, "/v1/sessions/"+sid, nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("get session: %d %s", r.Status, r.Body)
-	}
-	list, _ := r.JSON(t)["pending_elicitations"].([]any)
-	return len(list)
-}
-
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
