@@ -41,38 +41,29 @@ type evaluateBody struct {
 // evaluatePolicies answers whether an agent may go on. An ASK on a phase a person can
 // approve (tool call, LLM request, request), from a caller who may decide, parks a
 // prompt and answers with the person's verdict; anyone else gets the ASK back.
+//
+// As for agent hooks, the work (decode, authorize, evaluate, attach the prompt) runs on
+// a short-lived goroutine and the request's goroutine only waits, so a parked evaluate
+// keeps a small stack (see elicit.Waiter).
 func (s *Server) evaluatePolicies(c echo.Context) error {
-	body, err := readBody(c)
-	if err != nil {
-		return err
+	type ready struct {
+		answer map[string]any
+		w      *elicit.Waiter
+		err    error
 	}
-	var in evaluateBody
-	if err := decodeJSON(body, &in); err != nil {
-		return err
+	ch := make(chan ready, 1)
+	go func() {
+		answer, w, err := s.prepareEvaluate(c)
+		ch <- ready{answer, w, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		return r.err
 	}
-	phase, data, evCtx, err := parseEvaluateEvent(in)
-	if err != nil {
-		return err
+	if r.w == nil {
+		return c.JSON(http.StatusOK, r.answer)
 	}
-	ctx := c.Request().Context()
-	sess, level, err := s.sessions.AuthorizeLevel(ctx, userOf(c), c.Param("sid"), auth.Read)
-	if err != nil {
-		return err
-	}
-	ev := policyEvent(sess, userOf(c), phase, in.Event.Target, data, evCtx)
-	res := s.policies.Evaluate(ev)
-	switch res.Action {
-	case policy.Deny:
-		return c.JSON(http.StatusOK, policyAnswer(policyResultDeny, res.Reason))
-	case policy.Allow:
-		return c.JSON(http.StatusOK, policyAnswer(policyResultAllow, ""))
-	}
-	if level < auth.Edit || !parkablePhase(phase) {
-		return c.JSON(http.StatusOK, policyAnswer(policyResultAsk, res.Reason))
-	}
-	mode := s.mode
-	v, err := s.elicit.Park(ctx, elicit.Prompt{Session: sess, Origin: models.OriginPolicy,
-		Params: policyPromptParams(ev, res, mode), URLMode: mode == mcp.ModeURL})
+	v, err := r.w.Wait(c.Request().Context())
 	if errors.Is(err, elicit.ErrClientGone) {
 		return nil
 	}
@@ -87,6 +78,45 @@ func (s *Server) evaluatePolicies(c echo.Context) error {
 	default:
 		return c.JSON(http.StatusOK, policyAnswer(policyResultDeny, reasonNotGranted))
 	}
+}
+
+// prepareEvaluate validates and evaluates; it returns either the answer to send now or
+// the waiter of the prompt it parked.
+func (s *Server) prepareEvaluate(c echo.Context) (map[string]any, *elicit.Waiter, error) {
+	body, err := readBody(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	var in evaluateBody
+	if err := decodeJSON(body, &in); err != nil {
+		return nil, nil, err
+	}
+	phase, data, evCtx, err := parseEvaluateEvent(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := c.Request().Context()
+	sess, level, err := s.sessions.AuthorizeLevel(ctx, userOf(c), c.Param("sid"), auth.Read)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev := policyEvent(sess, userOf(c), phase, in.Event.Target, data, evCtx)
+	res := s.policies.Evaluate(ev)
+	switch res.Action {
+	case policy.Deny:
+		return policyAnswer(policyResultDeny, res.Reason), nil, nil
+	case policy.Allow:
+		return policyAnswer(policyResultAllow, ""), nil, nil
+	}
+	if level < auth.Edit || !parkablePhase(phase) {
+		return policyAnswer(policyResultAsk, res.Reason), nil, nil
+	}
+	w, err := s.elicit.Attach(ctx, elicit.Prompt{Session: sess, Origin: models.OriginPolicy,
+		Params: policyPromptParams(ev, res, s.mode), URLMode: s.mode == mcp.ModeURL})
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, w, nil
 }
 
 func policyAnswer(result, reason string) map[string]any {
