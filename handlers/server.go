@@ -6,12 +6,16 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 )
@@ -32,6 +36,13 @@ type Deps struct {
 	Runner Runner
 	// Metrics serves /metrics (Prometheus text format).
 	Metrics http.Handler
+	// Policies is the policy engine (§7); nil means no policies (everything allowed).
+	Policies *policy.Engine
+	// MCPInputTimeout bounds the wait for a person to answer an MCP server's input
+	// request (--mcp-input-timeout).
+	MCPInputTimeout time.Duration
+	// StateSigner protects the MCP proxy's requestState (derived from --session-secret).
+	StateSigner *mcp.StateSigner
 }
 
 // Server holds the handlers' dependencies.
@@ -44,14 +55,30 @@ type Server struct {
 	log      *slog.Logger
 	mode     string
 	runner   Runner
+	policies *policy.Engine
+	mcpInput time.Duration
+	state    *mcp.StateSigner
 }
 
 // New builds the Echo app with every route.
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
-		log: d.Log, mode: d.ElicitationMode, runner: d.Runner}
+		log: d.Log, mode: d.ElicitationMode, runner: d.Runner, policies: d.Policies, mcpInput: d.MCPInputTimeout,
+		state: d.StateSigner}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.policies == nil {
+		s.policies = policy.New()
+	}
+	if s.mcpInput <= 0 {
+		s.mcpInput = 5 * time.Minute
+	}
+	if s.state == nil {
+		s.state = mcp.NewStateSigner(ids.New("state_")) // per-process key: retries survive no restart
+	}
+	if s.runner != nil && s.elicit != nil {
+		s.elicit.OnResolved(s.forwardVerdictToRunner)
 	}
 	e := echo.New()
 	e.HideBanner = true
@@ -88,6 +115,10 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/sessions/:sid/hooks/elicitation", s.claudeElicitation)
 	v1.POST("/sessions/:sid/hooks/codex-elicitation-request", s.codexElicitationRequest)
 	v1.POST("/hooks/claude", s.claudeZeroConfig)
+	v1.POST("/sessions/:sid/policies/evaluate", s.evaluatePolicies)
+	v1.POST("/sessions/:sid/mcp", s.mcpPost)
+	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)
+	v1.DELETE("/sessions/:sid/mcp", s.mcpOtherMethod)
 	return e
 }
 

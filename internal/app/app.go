@@ -15,10 +15,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gatehouse-dev/gatehouse/handlers"
+	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/runner"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
@@ -30,8 +33,11 @@ type App struct {
 	Store  *store.Store
 	Bus    stream.Bus
 	Elicit *elicit.Service
-	Echo   *echo.Echo
-	Log    *slog.Logger
+	// Policies is the policy engine loaded from --policy-file; embedders may Register
+	// Go policies on it before serving.
+	Policies *policy.Engine
+	Echo     *echo.Echo
+	Log      *slog.Logger
 
 	stopBus context.CancelFunc
 }
@@ -50,6 +56,23 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	if err != nil {
 		st.Close()
 		return nil, err
+	}
+	policies, err := policy.LoadFile(cfg.PolicyFile)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if cfg.PolicyFile != "" {
+		log.Info("policies loaded", "file", cfg.PolicyFile, "count", policies.Len())
+	}
+	var run handlers.Runner
+	if cfg.RunnerURL != "" {
+		rc, err := runner.New(cfg.RunnerURL, nil)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		run = rc
 	}
 	var bus interface {
 		stream.Bus
@@ -81,8 +104,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		ElicitationMode: cfg.ElicitationMode,
 		Metrics:         m.Handler(),
+		Runner:          run,
+		Policies:        policies,
+		MCPInputTimeout: cfg.MCPInputTimeout,
+		StateSigner:     mcp.NewStateSigner(cfg.SessionSecret),
 	})
-	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Echo: e, Log: log, stopBus: stopBus}, nil
+	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus}, nil
 }
 
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully: parked requests

@@ -141,6 +141,10 @@ type Prompt struct {
 	Origin string
 	// Params are published as the event's params; approve_path is added.
 	Params map[string]any
+	// URLMode publishes the prompt in MCP URL mode (§6.6): params gain "mode":"url" and
+	// "url" = the approve path, which names the id Open mints, so the link is part of
+	// the very first event. Without it the caller's params decide the mode.
+	URLMode bool
 	// Timeout overrides the service's default when positive.
 	Timeout time.Duration
 }
@@ -171,6 +175,10 @@ func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, erro
 		params[k] = v
 	}
 	params["approve_path"] = "/approve/" + p.Session.ID + "/" + p.ID
+	if p.URLMode {
+		params["mode"] = "url"
+		params["url"] = params["approve_path"]
+	}
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, errs.Invalid("params", "cannot encode: %v", err)
@@ -183,7 +191,7 @@ func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, erro
 	if err := s.store.InsertElicitation(ctx, row); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// A concurrent retry with the same id inserted first: attach to it.
-			return s.Open(ctx, Prompt{Session: p.Session, ID: p.ID, Origin: p.Origin, Params: p.Params})
+			return s.Open(ctx, Prompt{Session: p.Session, ID: p.ID, Origin: p.Origin, Params: p.Params, URLMode: p.URLMode})
 		}
 		return nil, err
 	}

@@ -1,0 +1,120 @@
+package mcp
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+)
+
+// State is what a requestState binds: the approval prompt, the session it belongs
+// to, the exact call it approves, and how long the state is good for.
+type State struct {
+	SessionID     string `json:"s"`
+	ElicitationID string `json:"e"`
+	Tool          string `json:"t"`
+	// ArgsHash is ArgumentsHash of the call's arguments.
+	ArgsHash string `json:"a"`
+	// Expires is a Unix time in seconds.
+	Expires int64 `json:"x"`
+}
+
+// statePrefix versions the format so a future change can refuse old states cleanly.
+const statePrefix = "gh1."
+
+// b64 is strict so each state has exactly one accepted spelling (no malleable padding
+// bits).
+func b64() *base64.Encoding { return base64.RawURLEncoding.Strict() }
+
+// Errors of Verify. Each means "do not run the tool".
+var (
+	ErrStateMalformed = errors.New("requestState is not one Gatehouse issued")
+	ErrStateForged    = errors.New("requestState signature does not match")
+	ErrStateExpired   = errors.New("requestState has expired")
+)
+
+// StateSigner signs and verifies requestState. MCP clients echo the state back byte
+// for byte; everything in it is attacker-controlled until the MAC checks out.
+type StateSigner struct {
+	key []byte
+}
+
+// NewStateSigner derives the signing key from the server secret (--session-secret),
+// so the key differs from the one used for browser cookies.
+func NewStateSigner(secret string) *StateSigner {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("gatehouse/mcp/requestState/v1"))
+	return &StateSigner{key: m.Sum(nil)}
+}
+
+// Sign encodes and MACs a state.
+func (s *StateSigner) Sign(st State) string {
+	payload, _ := json.Marshal(st)
+	body := statePrefix + b64().EncodeToString(payload)
+	return body + "." + b64().EncodeToString(s.mac(body))
+}
+
+func (s *StateSigner) mac(body string) []byte {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(body))
+	return m.Sum(nil)
+}
+
+// Verify checks the MAC (in constant time) and the expiry, and returns the state.
+func (s *StateSigner) Verify(token string, now time.Time) (State, error) {
+	if !strings.HasPrefix(token, statePrefix) || len(token) > 4096 {
+		return State{}, ErrStateMalformed
+	}
+	dot := strings.LastIndexByte(token, '.')
+	if dot <= len(statePrefix) {
+		return State{}, ErrStateMalformed
+	}
+	body, sig := token[:dot], token[dot+1:]
+	got, err := b64().DecodeString(sig)
+	if err != nil {
+		return State{}, ErrStateMalformed
+	}
+	if !hmac.Equal(got, s.mac(body)) {
+		return State{}, ErrStateForged
+	}
+	payload, err := b64().DecodeString(body[len(statePrefix):])
+	if err != nil {
+		return State{}, ErrStateMalformed
+	}
+	var st State
+	if err := json.Unmarshal(payload, &st); err != nil {
+		return State{}, ErrStateMalformed
+	}
+	if now.Unix() > st.Expires {
+		return State{}, ErrStateExpired
+	}
+	return st, nil
+}
+
+// ArgumentsHash is a hex SHA-256 over the canonical JSON of a call's arguments
+// (object keys sorted, insignificant whitespace dropped, number literals kept), so
+// a retry approves exactly the arguments the person saw.
+func ArgumentsHash(args json.RawMessage) string {
+	canon := canonicalJSON(args)
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}
+
+func canonicalJSON(raw json.RawMessage) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || v == nil {
+		return []byte("{}")
+	}
+	out, err := json.Marshal(v) // maps marshal with sorted keys
+	if err != nil {
+		return []byte("{}")
+	}
+	return out
+}
