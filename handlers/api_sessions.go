@@ -13,19 +13,19 @@ import (
 
 // sessionJSON is the session object of the API.
 type sessionJSON struct {
-	ID                  string           `json:"id"`
-	AgentID             string           `json:"agent_id"`
-	Kind                string           `json:"kind"`
-	Title               string           `json:"title"`
-	ParentSessionID     *string          `json:"parent_session_id"`
-	RootSessionID       string           `json:"root_session_id"`
-	CreatedBy           string           `json:"created_by"`
-	CreatedAt           time.Time        `json:"created_at"`
-	ExternalSessionID   *string          `json:"external_session_id,omitempty"`
+	ID                string    `json:"id"`
+	AgentID           string    `json:"agent_id"`
+	Kind              string    `json:"kind"`
+	Title             string    `json:"title"`
+	ParentSessionID   *string   `json:"parent_session_id"`
+	RootSessionID     string    `json:"root_session_id"`
+	CreatedBy         string    `json:"created_by"`
+	CreatedAt         time.Time `json:"created_at"`
+	ExternalSessionID *string   `json:"external_session_id,omitempty"`
 	// PendingElicitations is a pointer so that single-session answers always carry the
 	// key (an empty list included) while lists, which carry a count, leave it out.
 	PendingElicitations *[]map[string]any `json:"pending_elicitations,omitempty"`
-	PendingCount        *int             `json:"pending_elicitations_count,omitempty"`
+	PendingCount        *int              `json:"pending_elicitations_count,omitempty"`
 }
 
 func toSessionJSON(s *models.Session) sessionJSON {
