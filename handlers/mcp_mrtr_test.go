@@ -140,6 +140,11 @@ func TestMCPPolicyDenyAndAskRoundTrip(t *testing.T) {
 		if n := len(f.runner.Calls()); n != 1 {
 			t.Fatalf("runner calls = %d, want 1", n)
 		}
+		// The approval is spent: replaying the same retry, byte for byte, runs nothing.
+		wantRPCError(t, rpcPost(t, f.c, f.sid, rpcCall(16, "deploy", args, retryExtra(eid, state, "accept"))), "already used")
+		if n := len(f.runner.Calls()); n != 1 {
+			t.Fatalf("a replayed requestState ran the tool again (runner calls = %d)", n)
+		}
 	})
 }
 

@@ -107,6 +107,14 @@ func (s *Server) checkMCPApproval(ctx context.Context, sess *models.Session, cal
 		return reject("pending", row.ID, "Approval is still pending: a person must approve it in Gatehouse (%s) before the call is retried",
 			mcp.ApprovePath(sess.ID, row.ID)), nil
 	case row.Status == models.StatusResolved && row.Action != nil && *row.Action == elicit.ActionAccept:
+		// One approval, one call: a replayed requestState finds the approval spent.
+		fresh, err := s.elicit.Consume(ctx, sess.ID, row.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !fresh {
+			return reject("replayed", row.ID, "requestState rejected: this approval was already used for a call; ask again"), nil
+		}
 		return nil, nil
 	case row.Status == models.StatusResolved && row.Action != nil && *row.Action == elicit.ActionDecline:
 		return reject("declined", row.ID, "Denied by policy: %s", reasonDeclined), nil

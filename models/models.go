@@ -119,6 +119,8 @@ type Elicitation struct {
 	CreatedAt   time.Time       `gorm:"column:created_at"`
 	ResolvedAt  *time.Time      `gorm:"column:resolved_at"`
 	ExpiresAt   time.Time       `gorm:"column:expires_at"`
+	// ConsumedAt is set when an accepted approval was spent on the action it authorized.
+	ConsumedAt *time.Time `gorm:"column:consumed_at"`
 }
 
 // IsPending reports whether nobody has decided e yet.

@@ -31,6 +31,7 @@ type Store interface {
 	DecideElicitation(ctx context.Context, id, sessionID string, d store.Decision) (bool, error)
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
+	ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error)
 }
 
 // Clock tells time; tests may inject their own.
@@ -321,4 +322,10 @@ func verdictOf(row *models.Elicitation) Verdict {
 		}
 	}
 	return v
+}
+
+// Consume spends an accepted approval of session sid on the one action it authorized.
+// It reports false when the approval was already spent (a replay) or is not accepted.
+func (s *Service) Consume(ctx context.Context, sid, eid string) (bool, error) {
+	return s.store.ConsumeApproval(ctx, eid, sid, s.clock.Now())
 }

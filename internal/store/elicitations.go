@@ -120,3 +120,14 @@ func (s *Store) CountPending(ctx context.Context) (int64, error) {
 	err := s.ctx(ctx).Model(&models.Elicitation{}).Where("status = ?", models.StatusPending).Count(&n).Error
 	return n, err
 }
+
+// ConsumeApproval spends an accepted approval: it marks the row consumed when, and
+// only when, it is accepted and not yet consumed. Exactly one of many concurrent
+// callers gets true.
+func (s *Store) ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error) {
+	res := s.w(ctx).Model(&models.Elicitation{}).
+		Where("id = ? AND session_id = ? AND status = ? AND action = ? AND consumed_at IS NULL",
+			id, sessionID, models.StatusResolved, "accept").
+		Update("consumed_at", at)
+	return res.RowsAffected == 1, res.Error
+}
