@@ -59,12 +59,17 @@ func (s *Store) CreateSession(ctx context.Context, sess *models.Session, owner *
 	return err
 }
 
-// GetSession loads one session.
+// GetSession loads one session. Rows are served from a cache when possible: a session
+// never changes after it is created, so a cached row is never stale, on any replica.
 func (s *Store) GetSession(ctx context.Context, id string) (*models.Session, error) {
+	if sess, ok := s.sessions.get(id); ok {
+		return sess, nil
+	}
 	var sess models.Session
 	if err := s.ctx(ctx).Where("id = ?", id).Take(&sess).Error; err != nil {
 		return nil, notFound(err)
 	}
+	s.sessions.put(&sess)
 	return &sess, nil
 }
 

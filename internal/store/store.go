@@ -44,6 +44,8 @@ type Store struct {
 	wdb     *gorm.DB
 	dialect Dialect
 	url     string
+	// sessions caches session rows, which never change once created.
+	sessions *sessionCache
 }
 
 // ErrNotFound is returned when a row does not exist. It is the domain's sentinel, so
@@ -80,7 +82,7 @@ func Open(url string) (*Store, error) {
 			closeGorm(db)
 			return nil, err
 		}
-		return &Store{db: db, wdb: wdb, dialect: SQLite, url: url}, nil
+		return &Store{db: db, wdb: wdb, dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize)}, nil
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		db, err := gorm.Open(postgres.Open(url), gcfg)
 		if err != nil {
@@ -92,11 +94,14 @@ func Open(url string) (*Store, error) {
 		}
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetMaxIdleConns(20)
-		return &Store{db: db, wdb: db, dialect: Postgres, url: url}, nil
+		return &Store{db: db, wdb: db, dialect: Postgres, url: url, sessions: newSessionCache(sessionCacheSize)}, nil
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite://PATH or postgres://…", url)
 	}
 }
+
+// sessionCacheSize bounds the session row cache.
+const sessionCacheSize = 10000
 
 func openSQLite(dsn string, gcfg *gorm.Config, conns int) (*gorm.DB, error) {
 	db, err := gorm.Open(sqlite.Open(dsn), gcfg)
