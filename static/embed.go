@@ -5,8 +5,8 @@ package static
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"embed"
+	"encoding/hex"
 )
 
 // FS is the embedded asset tree, served under /static/.

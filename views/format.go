@@ -127,3 +127,12 @@ func shortHeadline(o Outcome) string {
 	}
 	return o.Headline()
 }
+
+// ownerLine names the sub-agent sessions below a list's own level, "child › grandchild".
+func ownerLine(path []Crumb) string {
+	names := make([]string, len(path))
+	for i, c := range path {
+		names[i] = titleOr(c)
+	}
+	return strings.Join(names, " › ")
+}
