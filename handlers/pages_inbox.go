@@ -142,9 +142,28 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 	return c
 }
 
-// summary is a short plain-text preview of a prompt for cards.
+// summary is a short plain-text preview of a prompt for cards: the plan's text, the
+// questions, or the request's preview.
 func summary(params map[string]any) string {
-	s, _ := params["content_preview"].(string)
+	var s string
+	if plan, ok := params["exit_plan_mode"].(map[string]any); ok {
+		s, _ = plan["plan"].(string)
+	}
+	if auq, ok := params["ask_user_question"].(map[string]any); ok && s == "" {
+		qs, _ := auq["questions"].([]any)
+		var lines []string
+		for _, q := range qs {
+			if m, ok := q.(map[string]any); ok {
+				if text, _ := m["question"].(string); text != "" {
+					lines = append(lines, text)
+				}
+			}
+		}
+		s = strings.Join(lines, "\n")
+	}
+	if s == "" {
+		s, _ = params["content_preview"].(string)
+	}
 	if s == "" {
 		s, _ = params["command"].(string)
 	}

@@ -7,6 +7,30 @@
 (function () {
   "use strict";
 
+  // Live pages hold an EventSource each. A page kept in the back/forward cache would
+  // keep its stream open, and a browser allows only six connections per host over
+  // HTTP/1.1, so a few page changes would stall every later request. Close the
+  // streams when the page is hidden; a page restored from that cache reloads, since
+  // its state is stale anyway. htmx.createEventSource is the SSE extension's hook.
+  var sources = [];
+  if (window.htmx && typeof window.htmx.createEventSource === "function") {
+    var create = window.htmx.createEventSource;
+    window.htmx.createEventSource = function (url) {
+      var source = create(url);
+      sources.push(source);
+      return source;
+    };
+  }
+  window.addEventListener("pagehide", function () {
+    sources.forEach(function (s) { s.close(); });
+    sources = [];
+  });
+  window.addEventListener("pageshow", function (e) {
+    if (e.persisted) {
+      window.location.reload();
+    }
+  });
+
   function answered(fs) {
     if (fs.querySelector("input[type=checkbox]:checked, input[type=radio]:checked:not([data-other-choice])")) {
       return true;
@@ -131,6 +155,11 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     Array.prototype.forEach.call(document.querySelectorAll("form[data-kind=question]"), wireQuestions);
+    // After a refused submit, start at the summary of what needs fixing.
+    var formError = document.querySelector("[data-testid=form-error]");
+    if (formError) {
+      formError.focus();
+    }
     watch("inbox-list");
     watch("session-body");
     updateTitle();

@@ -108,7 +108,7 @@ func describedBy(f prompt.Field) string {
 	if f.Description != "" {
 		ids = append(ids, f.ID()+"-desc")
 	}
-	if f.Hint != "" {
+	if f.Hint != "" && f.Error == "" {
 		ids = append(ids, f.ID()+"-hint")
 	}
 	if f.Error != "" {

@@ -1240,7 +1240,7 @@ func schemaField(f prompt.Field) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if f.Hint != "" {
+		if f.Hint != "" && f.Error == "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 134, "<p class=\"hint\" id=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -247,6 +247,12 @@ func details(params map[string]any) []Detail {
 		command = str(input["command"])
 	}
 	add("Command", command, true, "command")
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		if v := str(input[k]); v != "" {
+			add("File", v, false, "file")
+			break
+		}
+	}
 	if nc, ok := params["networkApprovalContext"].(map[string]any); ok {
 		add("Network access to", strings.TrimSpace(str(nc["protocol"])+" "+str(nc["host"])), false, "network")
 	}
