@@ -8,7 +8,9 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
-func card(eid string) chromedp.CSS { return chromedp.CSS(`[data-testid="card"][data-eid="` + eid + `"]`) }
+func card(eid string) chromedp.CSS {
+	return chromedp.CSS(`[data-testid="card"][data-eid="` + eid + `"]`)
+}
 
 // TestBrowserInbox: the inbox lists pending prompts newest first; j/a approves with
 // the keyboard, the card leaves and the tab title counts down; a new prompt appears

@@ -184,7 +184,9 @@ func TestApproveMCPForm(t *testing.T) {
 		"required":["email","env"]}}`)
 	doc, _ := render(t, views.Approve(d))
 	want(t, doc, map[string]int{"form-form": 1, "field": 8, "server-name": 1, "feedback": 0, "approve-remember": 0})
-	field := func(name string) *goquery.Selection { return doc.Find(`[data-testid="field"][data-field="` + name + `"]`) }
+	field := func(name string) *goquery.Selection {
+		return doc.Find(`[data-testid="field"][data-field="` + name + `"]`)
+	}
 	checks := []struct {
 		name, sel string
 	}{
