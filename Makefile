@@ -33,6 +33,10 @@ bench: ## measure SPEC §9 (latency, capacity, fan-out, throughput) on SQLite an
 	$(GO) build -o bin/gatehouse-bench ./cmd/gatehouse-bench
 	./bin/gatehouse-bench -gatehouse bin/gatehouse $(BENCH_FLAGS)
 
+.PHONY: test-browser
+test-browser: ## run the browser tests alone (headless Chromium: apt-get install -y chromium); screenshots go to ./artifacts
+	$(GO) test -count=1 -v ./uitest/
+
 .PHONY: lint
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
