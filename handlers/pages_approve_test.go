@@ -289,3 +289,42 @@ func TestApprovePageMCPForm(t *testing.T) {
 		}
 	})
 }
+
+// TestApprovePageRealHooks: prompts parked through the real Codex and Claude
+// PreToolUse hooks render with their own details, and "approve and remember" appears
+// only where the protocol can keep the grant (Codex: acceptForSession).
+func TestApprovePageRealHooks(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		srv := testserver.Start(t, db.NewURL(t))
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		b := newBrowser(t, srv, "")
+
+		parked, eid, _ := c.ParkAt(t, sid, "/v1/sessions/"+sid+"/hooks/codex-elicitation-request",
+			testserver.CodexCommandBody(7, []string{"git", "push", "--force"}))
+		path := "/approve/" + sid + "/" + eid
+		p := b.get(t, path)
+		mustStatus(t, p, http.StatusOK)
+		if p.text("vendor") != "Codex" || p.text("command") != "git push --force" || p.text("cwd") != "/tmp/workspace" || p.text("reason") != "Verify the clock" {
+			t.Fatalf("codex page: vendor %q command %q cwd %q reason %q", p.text("vendor"), p.text("command"), p.text("cwd"), p.text("reason"))
+		}
+		if p.testid("approve-remember").Length() != 1 {
+			t.Fatalf("codex command lacks approve-and-remember")
+		}
+		r := b.post(t, path, url.Values{"csrf": {p.csrf(t)}, "action": {"accept_remember"}}, false)
+		mustStatus(t, r, http.StatusSeeOther)
+		ans := parked.Wait(t, 10*time.Second)
+		if !strings.Contains(string(ans.Body), `"acceptForSession"`) {
+			t.Fatalf("codex answer: %s", ans.Body)
+		}
+
+		body := testserver.ClaudeBody("Bash", map[string]any{"command": "ls"})
+		body["hook_event_name"] = "PreToolUse"
+		body["tool_use_id"] = "toolu_1"
+		_, pre, _ := c.ParkAt(t, sid, "/v1/sessions/"+sid+"/hooks/pre-tool-use", body)
+		p = b.get(t, "/approve/"+sid+"/"+pre)
+		if p.testid("form-plain").Length() != 1 || p.testid("approve-remember").Length() != 0 {
+			t.Fatalf("PreToolUse prompt offers remember (its answer cannot carry it)")
+		}
+	})
+}
