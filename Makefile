@@ -9,7 +9,7 @@ TEST_TIMEOUT ?= 20m
 
 .PHONY: help
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
 run: ## serve on the embedded SQLite default (./data/gatehouse.db) and print the URL
@@ -32,6 +32,10 @@ bench: ## measure SPEC §9 (latency, capacity, fan-out, throughput) on SQLite an
 	$(GO) build -o bin/gatehouse ./cmd/gatehouse
 	$(GO) build -o bin/gatehouse-bench ./cmd/gatehouse-bench
 	./bin/gatehouse-bench -gatehouse bin/gatehouse $(BENCH_FLAGS)
+
+.PHONY: test-browser
+test-browser: ## run the browser tests alone (headless Chromium: apt-get install -y chromium); screenshots go to ./artifacts
+	$(GO) test -count=1 -v ./uitest/
 
 .PHONY: lint
 lint: ## gofmt and go vet

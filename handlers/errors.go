@@ -7,7 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/views"
 )
 
 // envelope is the JSON error body every /v1 error uses.
@@ -112,9 +114,42 @@ func (s *Server) isPage(c echo.Context) bool {
 	return !strings.HasPrefix(p, "/v1/") && p != "/healthz" && p != "/readyz" && p != "/metrics"
 }
 
-// renderErrorPage shows a minimal plain-text page for browser routes.
+// renderErrorPage shows the error page for browser routes, or — for htmx requests,
+// which swap fragments — a flash notice retargeted into the page's flash slot.
 func (s *Server) renderErrorPage(c echo.Context, status int, msg string) error {
-	return c.String(status, msg)
+	setPageHeaders(c.Response().Header())
+	heading, text := errorText(status, msg)
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Retarget", "#flash")
+		c.Response().Header().Set("HX-Reswap", "innerHTML")
+		return s.render(c, status, views.Flash(text))
+	}
+	page := views.ErrorPage{Status: status, Heading: heading, Message: text}
+	page.Chrome = views.Chrome{Title: heading, User: userOf(c), Assets: s.assets}
+	if page.Chrome.User == auth.LocalUser {
+		page.Chrome.User = ""
+	}
+	return s.render(c, status, views.Error(page))
+}
+
+// errorText words an error for a person. Not-found hides whether the thing exists;
+// server errors never show their cause.
+func errorText(status int, msg string) (string, string) {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "Sign in through your proxy",
+			"Gatehouse knows who you are from the sign-in proxy in front of it. Sign in through your proxy, then open this page again."
+	case status == http.StatusForbidden:
+		return "Not allowed", msg
+	case status == http.StatusNotFound:
+		return "Nothing here", "There is nothing at this address, or you do not have access to it."
+	case status >= 500:
+		return "Something went wrong", "Gatehouse could not finish this request. Try again in a moment."
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return http.StatusText(status), msg
 }
 
 // bad is shorthand for a 400 with a message.

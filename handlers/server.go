@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	gsessions "github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
@@ -15,9 +16,12 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/internal/inbox"
+	"github.com/gatehouse-dev/gatehouse/internal/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
+	"github.com/gatehouse-dev/gatehouse/views"
 )
 
 // Deps are the collaborators the handlers call.
@@ -43,6 +47,10 @@ type Deps struct {
 	MCPInputTimeout time.Duration
 	// StateSigner protects the MCP proxy's requestState (derived from --session-secret).
 	StateSigner *mcp.StateSigner
+	// Inbox answers the browser pages' cross-session questions.
+	Inbox *inbox.Service
+	// SessionSecret keys the browser cookie (CSRF token, flash) — --session-secret.
+	SessionSecret string
 }
 
 // Server holds the handlers' dependencies.
@@ -58,13 +66,18 @@ type Server struct {
 	policies *policy.Engine
 	mcpInput time.Duration
 	state    *mcp.StateSigner
+	inbox    *inbox.Service
+	cookies  *gsessions.CookieStore
+	md       *markdown.Renderer
+	assets   views.Assets
 }
 
 // New builds the Echo app with every route.
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, mode: d.ElicitationMode, runner: d.Runner, policies: d.Policies, mcpInput: d.MCPInputTimeout,
-		state: d.StateSigner}
+		state: d.StateSigner,
+		inbox: d.Inbox, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -119,6 +132,19 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/sessions/:sid/mcp", s.mcpPost)
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)
 	v1.DELETE("/sessions/:sid/mcp", s.mcpOtherMethod)
+
+	// Browser pages (§8): identity as for the API; errors render as pages.
+	e.GET("/static/*", s.serveStatic)
+	pages := e.Group("", pageHeaders, s.identify)
+	pages.GET("/", s.home)
+	pages.GET("/approve/:sid/:eid", s.showApprovePage)
+	pages.POST("/approve/:sid/:eid", s.postApprovePage)
+	pages.GET("/approve/:sid/:eid/events", s.approveEvents)
+	pages.GET("/inbox", s.showInbox)
+	pages.GET("/inbox/events", s.inboxEvents)
+	pages.POST("/inbox/:sid/:eid", s.decideFromList)
+	pages.GET("/sessions/:sid", s.showSessionPage)
+	pages.GET("/sessions/:sid/events", s.sessionEvents)
 	return e
 }
 

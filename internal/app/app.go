@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
@@ -97,7 +98,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	m := metrics.New(metrics.Sources{Pending: st.CountPending, Subscribers: bus.Count, Parked: core.Parked})
 	core.OnOpened(m.Opened)
 	core.OnResolved(m.Decided)
-	svc := sessions.New(st, &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st})
+	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st}
+	svc := sessions.New(st, access)
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
 		Ping:            func(r *http.Request) error { return st.Ping(r.Context()) },
@@ -108,6 +110,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Policies:        policies,
 		MCPInputTimeout: cfg.MCPInputTimeout,
 		StateSigner:     mcp.NewStateSigner(cfg.SessionSecret),
+		Inbox:           inbox.New(st, access),
+		SessionSecret:   cfg.SessionSecret,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus}, nil
 }

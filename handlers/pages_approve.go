@@ -1,0 +1,218 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/prompt"
+	"github.com/gatehouse-dev/gatehouse/models"
+	"github.com/gatehouse-dev/gatehouse/views"
+)
+
+// showApprovePage renders the approval page of one prompt: the form while it is
+// pending, the outcome once decided, "nothing to approve here" for an id this session
+// does not own. No access is the 404 page (existence does not leak).
+func (s *Server) showApprovePage(c echo.Context) error {
+	sess, err := s.sessions.Authorize(c.Request().Context(), userOf(c), c.Param("sid"), auth.Edit)
+	if err != nil {
+		return err
+	}
+	d, _, err := s.approveData(c, sess, c.Param("eid"))
+	if err != nil {
+		return err
+	}
+	d.Chrome = s.chrome(c, approveTitle(d), "")
+	status := http.StatusOK
+	if d.Missing {
+		status = http.StatusNotFound
+	}
+	return s.render(c, status, views.Approve(d))
+}
+
+// postApprovePage takes the approval form. The CSRF token is checked first; an invalid
+// submission re-renders the form with its errors and decides nothing; a valid one is
+// resolved through the one resolver and redirected (303) back to the page, which then
+// shows the outcome.
+func (s *Server) postApprovePage(c echo.Context) error {
+	if err := s.checkCSRF(c); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Edit)
+	if err != nil {
+		return err
+	}
+	eid := c.Param("eid")
+	d, _, err := s.approveData(c, sess, eid)
+	if err != nil {
+		return err
+	}
+	if d.Missing {
+		d.Chrome = s.chrome(c, approveTitle(d), "")
+		return s.render(c, http.StatusNotFound, views.Approve(d))
+	}
+	if d.Outcome != nil {
+		s.setFlash(c, "This request was already decided; your answer was not used.")
+		return s.redirect(c, approvePath(sess.ID, eid))
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return bad("", "the form could not be read")
+	}
+	dec, ok := d.Prompt.Submit(form)
+	if !ok {
+		d.Chrome = s.chrome(c, "Approve request", "")
+		return s.render(c, http.StatusUnprocessableEntity, views.Approve(d))
+	}
+	out, err := s.elicit.Resolve(ctx, sess.ID, eid, elicit.Result{Action: dec.Action, Content: dec.Content}, userOf(c), models.ViaPage)
+	if err != nil {
+		return err
+	}
+	s.log.Info("decided on approval page", "session_id", sess.ID, "elicitation_id", eid,
+		"action", dec.Action, "outcome", out.Outcome, "resolved_by", userOf(c))
+	if out.Outcome == elicit.OutcomeAlreadyResolved {
+		s.setFlash(c, "Someone else decided first; your answer was not used.")
+	}
+	return s.redirect(c, approvePath(sess.ID, eid))
+}
+
+// approveEvents streams the approval page's decision panel: when the prompt leaves
+// pending — decided anywhere, expired or abandoned — the outcome fragment is sent as
+// a "resolved" event and the stream ends. The subscription is registered before the
+// row is re-read, so a decision that lands in between is never missed.
+func (s *Server) approveEvents(c echo.Context) error {
+	ctx := c.Request().Context()
+	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Edit)
+	if err != nil {
+		return err
+	}
+	eid := c.Param("eid")
+	row, err := s.ownedRow(c, sess.ID, eid)
+	if err != nil {
+		return err
+	}
+	sub := s.bus.Subscribe(row.SessionID, 64)
+	defer sub.Cancel()
+	sw := s.startSSE(c)
+	if err := sw.event("ready", "{}"); err != nil {
+		return nil
+	}
+	tick := time.NewTicker(heartbeatEvery)
+	defer tick.Stop()
+	check := true // re-read once right after subscribing
+	for {
+		if check {
+			cur, err := s.elicit.Get(ctx, eid)
+			if err != nil {
+				return nil
+			}
+			if !cur.IsPending() {
+				_ = sw.fragment(ctx, "resolved", views.OutcomePanel(outcomeOf(cur)))
+				return nil
+			}
+			check = false
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case d, ok := <-sub.C:
+			if !ok {
+				return nil // dropped for falling behind; EventSource reconnects
+			}
+			check = d.Event.Type == elicit.EventResolved && d.Event.ElicitationID == eid
+		case <-tick.C:
+			if err := sw.ping(); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// ownedRow loads a prompt that session sid owns; anything else is not found.
+func (s *Server) ownedRow(c echo.Context, sid, eid string) (*models.Elicitation, error) {
+	row, err := s.elicit.Get(c.Request().Context(), eid)
+	if errors.Is(err, errs.ErrNotFound) || (err == nil && row.SessionID != sid) {
+		return nil, errs.NotFound("nothing to approve here")
+	}
+	return row, err
+}
+
+// approveData builds the approval page for prompt eid under sess.
+func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (views.ApprovePage, *models.Elicitation, error) {
+	ctx := c.Request().Context()
+	path, agent, err := s.inbox.Header(ctx, sess)
+	if err != nil {
+		return views.ApprovePage{}, nil, err
+	}
+	d := views.ApprovePage{
+		CSRF: s.csrfToken(c), ID: eid, Agent: agent, Path: crumbs(path),
+		Action: approvePath(sess.ID, eid), EventsURL: approvePath(sess.ID, eid) + "/events",
+	}
+	row, err := s.ownedRow(c, sess.ID, eid)
+	if errors.Is(err, errs.ErrNotFound) {
+		d.Missing = true
+		return d, nil, nil
+	}
+	if err != nil {
+		return d, nil, err
+	}
+	var params map[string]any
+	_ = json.Unmarshal(row.Params, &params)
+	d.Prompt = prompt.Describe(row.Origin, params, s.md)
+	d.Created, d.Expires = row.CreatedAt, row.ExpiresAt
+	if !row.IsPending() {
+		o := outcomeOf(row)
+		d.Outcome = &o
+	}
+	return d, row, nil
+}
+
+// approveTitle is the approval page's tab title.
+func approveTitle(d views.ApprovePage) string {
+	switch {
+	case d.Missing:
+		return "Nothing to approve here"
+	case d.Outcome != nil:
+		return d.Outcome.Headline()
+	}
+	return "Approve request"
+}
+
+// outcomeOf describes how a decided row ended.
+func outcomeOf(row *models.Elicitation) views.Outcome {
+	o := views.Outcome{Status: row.Status, At: row.ResolvedAt}
+	if row.Action != nil {
+		o.Action = *row.Action
+	}
+	if row.ResolvedBy != nil {
+		o.By = *row.ResolvedBy
+	}
+	if row.ResolvedVia != nil {
+		o.Via = *row.ResolvedVia
+	}
+	return o
+}
+
+func approvePath(sid, eid string) string { return "/approve/" + sid + "/" + eid }
+
+func sessionPath(sid string) string { return "/sessions/" + sid }
+
+// crumbs turns a session path into links.
+func crumbs(path []models.Session) []views.Crumb {
+	out := make([]views.Crumb, len(path))
+	for i := range path {
+		out[i] = crumb(&path[i])
+	}
+	return out
+}
+
+func crumb(s *models.Session) views.Crumb {
+	return views.Crumb{ID: s.ID, Title: s.Title, URL: sessionPath(s.ID)}
+}

@@ -1,0 +1,329 @@
+// Package prompt turns a pending elicitation's published params into what the approval
+// UI shows — who asks, what exactly, and which form answers it — and turns a submitted
+// form back into a validated verdict (an MCP ElicitationResult's action and content).
+//
+// It knows every prompt shape Gatehouse publishes (Claude tools, AskUserQuestion,
+// ExitPlanMode, Codex approvals and questions, MCP forms and URL-mode prompts, policy
+// asks) but nothing about HTTP, sessions or storage: the handlers feed it params and
+// url.Values, the views render the structs it returns.
+package prompt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/markdown"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// Kind is the shape of form a prompt needs.
+type Kind string
+
+// Prompt kinds.
+const (
+	// KindPlain is approve / reject with an optional reason (tool calls, commands,
+	// file changes, policy asks).
+	KindPlain Kind = "plain"
+	// KindQuestion is AskUserQuestion (or Codex requestUserInput): one choice per question.
+	KindQuestion Kind = "question"
+	// KindForm is an MCP form built from requestedSchema.
+	KindForm Kind = "form"
+	// KindPlan is ExitPlanMode: read the plan, approve or reject with feedback.
+	KindPlan Kind = "plan"
+	// KindURL is an MCP URL-mode prompt: consent to open a page on another host.
+	KindURL Kind = "url"
+)
+
+// Form control names shared by the views and Submit.
+const (
+	FieldAction   = "action"
+	FieldFeedback = "feedback"
+	// ActionAcceptRemember is the "approve and remember" button's action value.
+	ActionAcceptRemember = "accept_remember"
+)
+
+// MaxFeedback is the longest reason a person may send back to the agent, in bytes.
+const MaxFeedback = 4000
+
+// Detail is one labelled fact about the request (command, cwd, reason…). Block details
+// are shown preformatted (commands, JSON).
+type Detail struct {
+	Label  string
+	Value  string
+	Block  bool
+	TestID string
+}
+
+// Prompt is one pending request as the approval UI presents it. After Submit it also
+// holds what the person entered and the errors to show next to each field.
+type Prompt struct {
+	Kind Kind
+	// Vendor names who is asking ("Claude Code", "Codex", "MCP server") — never an
+	// internal stamp such as claude_native_permission.
+	Vendor string
+	// Policy is the deciding policy's name, for prompts a configured policy raised.
+	Policy string
+	// Message is the one-line request; it may hold **bold** markdown.
+	Message  string
+	ToolName string
+	// ServerName is the MCP server behind an MCP prompt.
+	ServerName string
+	Details    []Detail
+
+	Questions []Question
+	Fields    []Field
+	// PlanHTML is the sanitized HTML of an ExitPlanMode plan.
+	PlanHTML string
+	// URL and URLHost are a URL-mode prompt's target; URLSafe is false when the URL is
+	// not http(s), in which case it is shown as text and never linked.
+	URL     string
+	URLHost string
+	URLSafe bool
+
+	// CanRemember offers "approve and remember" (the protocol can keep the grant).
+	CanRemember bool
+	// Feedback is the reason typed before a failed submit, shown again.
+	Feedback string
+	// FormError is an error about the whole submission (not one field).
+	FormError string
+
+	// approvalFlag is the boolean property of the MCP approval schema
+	// ({"approved": boolean}) shown as a plain prompt; accept sets it to true.
+	approvalFlag string
+	schema       map[string]any
+}
+
+// Describe builds the UI view of a prompt from its origin and params. It never fails:
+// odd or hostile params degrade to a plain approve/reject prompt showing the preview.
+func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prompt {
+	if params == nil {
+		params = map[string]any{}
+	}
+	p := &Prompt{
+		Kind:       KindPlain,
+		Vendor:     vendorOf(origin, params),
+		Message:    str(params["message"]),
+		ToolName:   str(params["tool_name"]),
+		ServerName: str(params["server_name"]),
+	}
+	if origin == models.OriginPolicy {
+		p.Policy = str(params["policy_name"])
+	}
+	if p.Message == "" {
+		p.Message = "An agent asks for your approval"
+	}
+	p.Details = details(params)
+	p.CanRemember = canRemember(origin, params)
+
+	switch {
+	case len(questionList(params)) > 0:
+		p.Kind = KindQuestion
+		p.Questions = parseQuestions(questionList(params))
+		p.CanRemember = false
+	case params["exit_plan_mode"] != nil:
+		p.Kind = KindPlan
+		p.CanRemember = false
+		plan := planText(params["exit_plan_mode"])
+		if plan == "" {
+			plan = "```json\n" + prettyJSON(params["exit_plan_mode"]) + "\n```"
+		}
+		p.PlanHTML = md.HTML(plan)
+	case isURLMode(params):
+		p.Kind = KindURL
+		p.URL = str(params["url"])
+		if u, err := url.Parse(p.URL); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+			p.URLHost, p.URLSafe = u.Host, true
+		} else if err == nil {
+			p.URLHost = u.Host
+		}
+	default:
+		if schema, ok := params["requestedSchema"].(map[string]any); ok {
+			if flag := approvalFlag(schema); flag != "" {
+				p.approvalFlag = flag
+			} else if fields := parseFields(schema); len(fields) > 0 {
+				p.Kind = KindForm
+				p.Fields = fields
+				p.schema = schema
+				p.CanRemember = false
+			}
+		}
+	}
+	if len(p.Details) == 0 && p.Kind == KindPlain {
+		if prev := str(params["content_preview"]); prev != "" {
+			p.Details = append(p.Details, Detail{Label: "Request", Value: prev, Block: true, TestID: "preview"})
+		}
+	}
+	return p
+}
+
+// AllowsFeedback reports whether rejecting can carry a reason back to the agent.
+func (p *Prompt) AllowsFeedback() bool {
+	return p.Kind == KindPlain || p.Kind == KindPlan || p.Kind == KindQuestion
+}
+
+// QuickApprove reports whether the prompt can be approved with one click from a list
+// (nothing to fill in first).
+func (p *Prompt) QuickApprove() bool { return p.Kind == KindPlain }
+
+func vendorOf(origin string, params map[string]any) string {
+	if v := strings.TrimSpace(str(params["vendor"])); v != "" {
+		return v
+	}
+	switch origin {
+	case models.OriginClaudePermission, models.OriginClaudePreToolUse, models.OriginClaudeElicit:
+		return "Claude Code"
+	case models.OriginCodex:
+		return "Codex"
+	case models.OriginPolicy:
+		return "Gatehouse policy"
+	case models.OriginMCPEvent, models.OriginMCPInput:
+		return "MCP server"
+	}
+	return "Agent"
+}
+
+// canRemember: Codex says so per method (allow_remember); Claude's PermissionRequest
+// can add a session rule for any tool but the question and plan tools.
+func canRemember(origin string, params map[string]any) bool {
+	if v, ok := params["allow_remember"].(bool); ok {
+		return v
+	}
+	if origin != models.OriginClaudePermission {
+		return false
+	}
+	switch str(params["tool_name"]) {
+	case "", "AskUserQuestion", "ExitPlanMode":
+		return false
+	}
+	return true
+}
+
+// isURLMode: a URL-mode prompt whose URL points somewhere else. Policy prompts in URL
+// mode point at this very approval page, which needs no consent step.
+func isURLMode(params map[string]any) bool {
+	if str(params["mode"]) != "url" {
+		return false
+	}
+	u := str(params["url"])
+	return u != "" && !strings.HasPrefix(u, "/approve/")
+}
+
+func planText(v any) string {
+	m, _ := v.(map[string]any)
+	return strings.TrimSpace(str(m["plan"]))
+}
+
+// approvalFlag recognises the MCP approval schema {"approved": boolean} (the only
+// property, a boolean): such prompts are a plain approve/reject.
+func approvalFlag(schema map[string]any) string {
+	props, _ := schema["properties"].(map[string]any)
+	if len(props) != 1 {
+		return ""
+	}
+	for name, v := range props {
+		m, _ := v.(map[string]any)
+		if str(m["type"]) == "boolean" && (name == "approved" || name == "approve" || name == "confirm" || name == "confirmed") {
+			return name
+		}
+	}
+	return ""
+}
+
+// details lists the facts worth showing, most important first.
+func details(params map[string]any) []Detail {
+	var out []Detail
+	add := func(label, value string, block bool, id string) {
+		if strings.TrimSpace(value) != "" {
+			out = append(out, Detail{Label: label, Value: value, Block: block, TestID: id})
+		}
+	}
+	input, _ := params["tool_input"].(map[string]any)
+	command := str(params["command"])
+	if command == "" {
+		command = str(input["command"])
+	}
+	add("Command", command, true, "command")
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		if v := str(input[k]); v != "" {
+			add("File", v, false, "file")
+			break
+		}
+	}
+	if nc, ok := params["networkApprovalContext"].(map[string]any); ok {
+		add("Network access to", strings.TrimSpace(str(nc["protocol"])+" "+str(nc["host"])), false, "network")
+	}
+	add("Working directory", str(params["cwd"]), false, "cwd")
+	add("Reason", str(params["reason"]), false, "reason")
+	add("Write access under", str(params["grantRoot"]), false, "grant-root")
+	if fc, ok := params["fileChanges"].(map[string]any); ok && len(fc) > 0 {
+		paths := make([]string, 0, len(fc))
+		for k, v := range fc {
+			kind := str(mapOf(v)["type"])
+			if kind != "" {
+				k += " (" + kind + ")"
+			}
+			paths = append(paths, k)
+		}
+		sort.Strings(paths)
+		add("Files", strings.Join(paths, "\n"), true, "files")
+	}
+	if perms, ok := params["permissions"]; ok && perms != nil {
+		add("Permissions", prettyJSON(perms), true, "permissions")
+	}
+	if input != nil && params["exit_plan_mode"] == nil && params["ask_user_question"] == nil {
+		add("Description", str(input["description"]), false, "description")
+		if !onlyCommand(input) {
+			add("Tool input", prettyJSON(input), true, "tool-input")
+		}
+	}
+	if s := str(params["agent_type"]); s != "" {
+		add("Sub-agent type", s, false, "agent-type")
+	}
+	if s := str(params["permission_mode"]); s != "" && s != "default" {
+		add("Permission mode", s, false, "permission-mode")
+	}
+	return out
+}
+
+// onlyCommand: a tool input that is just a command string (and its description) is
+// fully shown by the Command detail; anything more is shown whole.
+func onlyCommand(input map[string]any) bool {
+	if _, ok := input["command"].(string); !ok {
+		return false
+	}
+	for k, v := range input {
+		if k == "command" {
+			continue
+		}
+		if _, ok := v.(string); k != "description" || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func mapOf(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// prettyJSON indents v for display; HTML escaping is the template's job.
+func prettyJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimRight(buf.String(), "\n")
+}

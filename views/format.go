@@ -1,0 +1,138 @@
+package views
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/prompt"
+)
+
+// Headline is the one-line result of an outcome.
+func (o Outcome) Headline() string {
+	switch o.Status {
+	case "resolved":
+		switch o.Action {
+		case "accept":
+			return "Approved"
+		case "decline":
+			return "Rejected"
+		case "cancel":
+			return "Cancelled"
+		}
+		return "Resolved"
+	case "expired":
+		return "Expired — nobody answered in time"
+	case "abandoned":
+		return "Abandoned — the agent stopped waiting"
+	}
+	return "Decided"
+}
+
+// Tone is the CSS modifier for an outcome's colour.
+func (o Outcome) Tone() string {
+	if o.Status == "resolved" && o.Action == "accept" {
+		return "ok"
+	}
+	if o.Status == "resolved" && o.Action == "decline" {
+		return "bad"
+	}
+	return "neutral"
+}
+
+// ViaText names the channel a verdict arrived through, for people.
+func (o Outcome) ViaText() string {
+	switch o.Via {
+	case "page":
+		return "the approval page"
+	case "inbox":
+		return "inbox"
+	case "api":
+		return "the API"
+	case "event":
+		return "an approval event"
+	case "timeout":
+		return "timeout"
+	case "disconnect":
+		return "disconnect"
+	case "shutdown":
+		return "server shutdown"
+	}
+	return o.Via
+}
+
+// clock formats a time as HH:MM in UTC, the way the pages show times.
+func clock(t time.Time) string { return t.UTC().Format("15:04") }
+
+// stamp is the machine-readable time for <time datetime>.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// longStamp is a human full date for tooltips.
+func longStamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// titleOr returns a session's title, or a short form of its id when it has none.
+func titleOr(c Crumb) string {
+	if c.Title != "" {
+		return c.Title
+	}
+	id := c.ID
+	if len(id) > 13 {
+		id = id[:13] + "…"
+	}
+	return "Untitled session " + id
+}
+
+// CountTitle is the tab title of the inbox, with the pending count up front so it
+// shows in a crowded tab bar.
+func CountTitle(n int) string {
+	if n == 0 {
+		return "Inbox"
+	}
+	return "(" + strconv.Itoa(n) + ") Inbox"
+}
+
+// depthStyle indents a tree node; the value is a fixed CSS class, never user text.
+func depthClass(d int) string {
+	if d > 8 {
+		d = 8
+	}
+	return "depth-" + strconv.Itoa(d)
+}
+
+// describedBy lists the ids of a field's description, hint and error for
+// aria-describedby.
+func describedBy(f prompt.Field) string {
+	var ids []string
+	if f.Description != "" {
+		ids = append(ids, f.ID()+"-desc")
+	}
+	if f.Hint != "" && f.Error == "" {
+		ids = append(ids, f.ID()+"-hint")
+	}
+	if f.Error != "" {
+		ids = append(ids, f.ID()+"-err")
+	}
+	return strings.Join(ids, " ")
+}
+
+// shortHeadline is an outcome in one or two words, for tables.
+func shortHeadline(o Outcome) string {
+	switch o.Status {
+	case "expired":
+		return "Expired"
+	case "abandoned":
+		return "Abandoned"
+	}
+	return o.Headline()
+}
+
+// ownerLine names the sub-agent sessions below a list's own level, "child › grandchild".
+func ownerLine(path []Crumb) string {
+	names := make([]string, len(path))
+	for i, c := range path {
+		names[i] = titleOr(c)
+	}
+	return strings.Join(names, " › ")
+}
