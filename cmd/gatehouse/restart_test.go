@@ -12,7 +12,7 @@ import (
 )
 
 // parkedHooks is how many Claude hooks the restart test parks at once.
-const parkedHooks = 20
+const parkedHooks = 200
 
 // claudeHookWithID is a PermissionRequest body carrying a re-attach id, as a hook
 // forwarder that retries after a restart sends it.
@@ -56,9 +56,9 @@ func hookBehavior(t *testing.T, r *testserver.Response) string {
 	return ans.HookSpecificOutput.Decision.Behavior
 }
 
-// TestSIGKILLRestartLosesNoDecision parks 20 Claude hooks with re-attach ids, kills the
+// TestSIGKILLRestartLosesNoDecision parks 200 Claude hooks with re-attach ids, kills the
 // process with SIGKILL, restarts it on the same database, resolves half of the prompts
-// while no hook waits, then re-parks all 20: the resolved half answers at once with the
+// while no hook waits, then re-parks all 200: the resolved half answers at once with the
 // stored verdict, the other half re-attaches and answers when resolved. No decision is
 // lost and every row records its action.
 func TestSIGKILLRestartLosesNoDecision(t *testing.T) {
