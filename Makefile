@@ -27,6 +27,22 @@ generate: ## regenerate templ components (committed)
 test: ## run every test with -race, on SQLite and (when GATEHOUSE_TEST_DATABASE_URL is set or a local Postgres answers) on Postgres
 	@source scripts/test-env.sh && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
+FUZZTIME ?= 10s
+# Every fuzz target of a decoder of untrusted input, as package:FuzzName.
+FUZZ_TARGETS := \
+	./internal/elicit:FuzzParseResult \
+	./internal/adapters/claude:FuzzDecode \
+	./internal/adapters/codex:FuzzDecode \
+	./internal/adapters/mcp:FuzzUntrustedInput \
+	./internal/prompt:FuzzSubmit \
+	./handlers:FuzzEvaluateBody
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each (seed corpora live in testdata/fuzz)
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; done
+
 .PHONY: bench
 bench: ## measure SPEC §9 (latency, capacity, fan-out, throughput) on SQLite and Postgres; prints one table
 	$(GO) build -o bin/gatehouse ./cmd/gatehouse
