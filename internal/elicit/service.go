@@ -153,7 +153,17 @@ type Prompt struct {
 // Open inserts the prompt and publishes it on its session and every ancestor, or
 // re-attaches to the prompt with the same id. It does not wait; see Await and Park.
 func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, error) {
-	if p.ID != "" {
+	minted := p.ID == ""
+	if minted {
+		p.ID = ids.New(ids.ElicitationPrefix)
+	}
+	return s.open(ctx, p, minted)
+}
+
+// open is Open with the id already chosen; minted says the id is fresh (so there is
+// nothing to re-attach to and no need to look).
+func (s *Service) open(ctx context.Context, p Prompt, minted bool) (*models.Elicitation, error) {
+	if !minted {
 		row, err := s.store.GetElicitation(ctx, p.ID)
 		switch {
 		case err == nil:
@@ -164,8 +174,6 @@ func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, erro
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
 		}
-	} else {
-		p.ID = ids.New(ids.ElicitationPrefix)
 	}
 	timeout := p.Timeout
 	if timeout <= 0 || timeout > s.timeout {
@@ -192,18 +200,20 @@ func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, erro
 	if err := s.store.InsertElicitation(ctx, row); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// A concurrent retry with the same id inserted first: attach to it.
-			return s.Open(ctx, Prompt{Session: p.Session, ID: p.ID, Origin: p.Origin, Params: p.Params, URLMode: p.URLMode})
+			return s.open(ctx, p, false)
 		}
 		return nil, err
 	}
 	s.log.Info("elicitation parked", "session_id", row.SessionID, "elicitation_id", row.ID, "origin", row.Origin)
-	s.publishRequest(p.Session, row.ID, params)
+	// Callbacks (metrics) run before the prompt is published, so whoever sees it on a
+	// stream also sees it counted.
 	s.mu.Lock()
 	hooks := append([]func(*models.Elicitation){}, s.onOpened...)
 	s.mu.Unlock()
 	for _, h := range hooks {
 		h(row)
 	}
+	s.publishRequest(p.Session, row.ID, params)
 	return row, nil
 }
 

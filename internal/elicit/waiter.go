@@ -3,6 +3,7 @@ package elicit
 import (
 	"context"
 
+	"github.com/gatehouse-dev/gatehouse/internal/ids"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -22,14 +23,22 @@ type Waiter struct {
 	done bool
 }
 
-// Attach opens the prompt (or re-attaches to it by id) and registers a waiter. The
-// caller must call Wait or Close.
+// Attach registers a waiter and then opens the prompt (or re-attaches to it by id).
+// Registering first means the prompt is never visible — on a stream, to a resolver —
+// without its waiter, and the row Open reads or inserts is already current: no verdict
+// can have slipped in between. The caller must call Wait or Close.
 func (s *Service) Attach(ctx context.Context, p Prompt) (*Waiter, error) {
-	row, err := s.Open(ctx, p)
+	minted := p.ID == ""
+	if minted {
+		p.ID = ids.New(ids.ElicitationPrefix)
+	}
+	ch := s.waiters.add(p.ID)
+	row, err := s.open(ctx, p, minted)
 	if err != nil {
+		s.waiters.remove(p.ID, ch)
 		return nil, err
 	}
-	return s.attachRow(ctx, row.ID)
+	return newWaiter(s, ch, row), nil
 }
 
 // AttachOffstack is Attach run on a short-lived goroutine (see Waiter).
@@ -55,9 +64,13 @@ func (s *Service) attachRow(ctx context.Context, id string) (*Waiter, error) {
 		s.waiters.remove(id, ch)
 		return nil, err
 	}
-	trimmed := *cur
+	return newWaiter(s, ch, cur), nil
+}
+
+func newWaiter(s *Service, ch chan *models.Elicitation, row *models.Elicitation) *Waiter {
+	trimmed := *row
 	trimmed.Params = nil
-	return &Waiter{s: s, ch: ch, row: &trimmed, done: !cur.IsPending()}, nil
+	return &Waiter{s: s, ch: ch, row: &trimmed, done: !row.IsPending()}
 }
 
 // ID is the prompt's id.
