@@ -105,6 +105,12 @@ type sseWriter struct {
 // cannot change once the stream starts.
 func (s *Server) startSSE(c echo.Context) *sseWriter {
 	s.saveBrowser(c)
+	return &sseWriter{w: beginEventStream(c)}
+}
+
+// beginEventStream sends the headers of a server-sent event stream, the API's and the
+// pages' alike.
+func beginEventStream(c echo.Context) *echo.Response {
 	w := c.Response()
 	h := w.Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
@@ -113,7 +119,7 @@ func (s *Server) startSSE(c echo.Context) *sseWriter {
 	// Streams live long; only this response is exempt from the server's write timeout.
 	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
 	w.WriteHeader(http.StatusOK)
-	return &sseWriter{w: w}
+	return w
 }
 
 // fragment renders comp and sends it as one event, every line of the HTML its own

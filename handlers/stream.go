@@ -31,15 +31,7 @@ func (s *Server) streamSession(c echo.Context) error {
 	sub := s.bus.Subscribe(sess.ID, streamBuffer)
 	defer sub.Cancel()
 
-	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	h.Set("Connection", "keep-alive")
-	// Streams live long; only this response is exempt from the server's write timeout.
-	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
-	w.WriteHeader(http.StatusOK)
+	w := beginEventStream(c)
 
 	// What the client missed comes first: logged events after Last-Event-ID when they
 	// are still retained, otherwise (or with ?replay=pending) the pending prompts.
