@@ -187,7 +187,8 @@ func (s *Service) Agent(ctx context.Context, sess *models.Session) (*models.Agen
 	return s.store.GetAgent(ctx, sess.AgentID)
 }
 
-// Listed is a session in a list, with its pending count.
+// Listed is a session in a list, with its pending count: the prompts its snapshot lists
+// (its own and its descendants').
 type Listed struct {
 	Session      models.Session
 	PendingCount int
@@ -217,7 +218,7 @@ func (s *Service) List(ctx context.Context, user, parent string) ([]Listed, erro
 	for i := range rows {
 		idList[i] = rows[i].ID
 	}
-	counts, err := s.store.CountPendingBySession(ctx, idList)
+	counts, err := s.store.CountPendingInSubtrees(ctx, idList)
 	if err != nil {
 		return nil, err
 	}
