@@ -14,6 +14,7 @@ import (
 // each is a 4xx with exactly the error envelope (never a 5xx or a hang), nothing is
 // parked, and the server keeps answering /healthz.
 func TestBadInputIsA4xxEnvelope(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")

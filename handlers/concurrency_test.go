@@ -15,6 +15,7 @@ import (
 // "resolved", every other is "already_resolved" naming the winner, and the hook's answer
 // matches the action stored on the row.
 func TestConcurrentVerdictsExactlyOneWins(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--auth", "header")
 		alice := srv.Client("alice@example.com")

@@ -11,6 +11,7 @@ import (
 // reads as pending with its policy context, a decided one as resolved with the verdict
 // and no prompt fields, an unknown id as resolved, an unknown session as 404.
 func TestSeedElicitationGet(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -73,6 +74,7 @@ func TestSeedElicitationGet(t *testing.T) {
 // prompt — neither a made-up id nor a real pending one (404, no access at all), and a
 // reader's GET is 403 because the route needs edit.
 func TestSeedElicitationGetCrossUserForbidden(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--auth", "header")
 		alice := srv.Client("alice@example.com")

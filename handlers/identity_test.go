@@ -11,6 +11,7 @@ import (
 // request asserting the identity header is refused with 401 on every API route kind,
 // and so is one with no identity at all.
 func TestIdentityHeaderFromUntrustedPeerRefused(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--trusted-proxies", "10.0.0.0/8")
 		sid := "conv_" + "0123456789abcdef0123456789abcdef"
@@ -39,6 +40,7 @@ func TestIdentityHeaderFromUntrustedPeerRefused(t *testing.T) {
 // the reserved names "local" and "__public__" are all 401; a real identity works and is
 // case-folded.
 func TestIdentityRequiredInHeaderMode(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--auth", "header")
 		for _, user := range []string{"", "   ", "local", "__public__", "LOCAL", " __Public__ "} {

@@ -23,6 +23,7 @@ func coreReattachID(t *testing.T) string {
 // empty 200 (Claude Code falls back to its own prompt), the row is expired and the
 // resolved event is published.
 func TestElicitationTimeoutAnswersNoVerdict(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--elicitation-timeout", "1s")
 		c := srv.Client("")
@@ -57,6 +58,7 @@ func TestElicitationTimeoutAnswersNoVerdict(t *testing.T) {
 // stays pending through --disconnect-grace, then becomes abandoned with the resolved
 // event published.
 func TestClientDisconnectAbandonsAfterGrace(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--disconnect-grace", "300ms")
 		c := srv.Client("")
@@ -81,6 +83,7 @@ func TestClientDisconnectAbandonsAfterGrace(t *testing.T) {
 // start, hangs up, and retries with the same id within the grace re-attaches to the same
 // prompt — no second request event — and the verdict reaches the retry.
 func TestReparkWithinGraceReattaches(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		// The grace is long so that the retry is certainly inside it; the test never
 		// waits for it to run out.
@@ -136,6 +139,7 @@ func TestReparkWithinGraceReattaches(t *testing.T) {
 // TestReparkWithDecidedIDGetsVerdictAtOnce: a verdict given while nobody waited (the
 // client hung up) is kept on the row, and the retry with the same id gets it at once.
 func TestReparkWithDecidedIDGetsVerdictAtOnce(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--disconnect-grace", "30s")
 		c := srv.Client("")
@@ -161,6 +165,7 @@ func TestReparkWithDecidedIDGetsVerdictAtOnce(t *testing.T) {
 // TestReparkWithAnotherSessionsIDRefused: an id that belongs to another session's prompt
 // cannot be used to attach to it (400), and that prompt is untouched.
 func TestReparkWithAnotherSessionsIDRefused(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")

@@ -12,6 +12,7 @@ import (
 // A's elicitation id answers 202 but leaves A's prompt alone; A's hook stays parked until
 // the verdict comes through A, and then allows.
 func TestSeedResolveURLCrossSessionDoesNotResolve(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -56,6 +57,7 @@ func TestSeedResolveURLCrossSessionDoesNotResolve(t *testing.T) {
 // verdict (404: he has no access at all) and bob's GET of the prompt; alice's prompt is
 // still pending afterwards and her own verdict decides it.
 func TestSeedResolveURLCrossUserForbidden(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--auth", "header")
 		alice := srv.Client("alice@example.com")
@@ -91,6 +93,7 @@ func TestSeedResolveURLCrossUserForbidden(t *testing.T) {
 // TestFirstVerdictWins: the second verdict on a decided prompt is 202 already_resolved
 // with who and when, and the hook got the first verdict.
 func TestFirstVerdictWins(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--auth", "header")
 		alice := srv.Client("alice@example.com")

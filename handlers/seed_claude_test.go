@@ -11,6 +11,7 @@ import (
 // is mirrored to the parent with the question and options and target = child; the
 // answer given through the child reaches the hook as updatedInput.answers.
 func TestSeedChildAskUserQuestionBubblesToParentStream(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -60,6 +61,7 @@ func TestSeedChildAskUserQuestionBubblesToParentStream(t *testing.T) {
 // TestSeedChildClaudePermissionBubblesToParentAndDeclines: a Bash hook on a child is
 // mirrored to the parent with target and tool; a decline through the child denies.
 func TestSeedChildClaudePermissionBubblesToParentAndDeclines(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -87,6 +89,7 @@ func TestSeedChildClaudePermissionBubblesToParentAndDeclines(t *testing.T) {
 // each mirror carries its own target, the parent snapshot lists both keyed by target,
 // and deciding one leaves the other parked.
 func TestSeedTwoChildrenElicitationsIsolatedOnParentStream(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -140,6 +143,7 @@ func TestSeedTwoChildrenElicitationsIsolatedOnParentStream(t *testing.T) {
 // a child mints a prompt that the parent sees with target = child; an approval event on
 // the child decides it, and the parent gets exactly the resolved event.
 func TestSeedChildMCPElicitationBubblesToParentStream(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")

@@ -13,6 +13,7 @@ import (
 // TestSeedResolveURLAllowRoundTrip: resolve accept → 202 and the hook answers exactly
 // the allow decision.
 func TestSeedResolveURLAllowRoundTrip(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -48,6 +49,7 @@ func jsonEqual(a, b any) bool {
 // TestSeedResolveURLDeclineRoundTrip: an Edit prompt declined on the resolve URL → 202
 // and the hook denies.
 func TestSeedResolveURLDeclineRoundTrip(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -72,6 +74,7 @@ func TestSeedResolveURLDeclineRoundTrip(t *testing.T) {
 // TestSeedResolveURLCancelRoundTrip: cancel → 202, the hook denies, and the session has
 // no pending prompt left.
 func TestSeedResolveURLCancelRoundTrip(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -96,6 +99,7 @@ func TestSeedResolveURLCancelRoundTrip(t *testing.T) {
 // an unknown session is a 404, an action outside accept/decline/cancel a 422 — and the
 // 422 comes first, even on an unknown session.
 func TestSeedResolveURLUnknownSessionAndInvalidAction(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")

@@ -11,6 +11,7 @@ import (
 // TestSessionsAPIShapes: creating and reading sessions — the session object, child
 // kinds and roots, unknown agents (404), duplicate child titles (409), and no caching.
 func TestSessionsAPIShapes(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--auth", "header")
 		alice := srv.Client("alice@example.com")
@@ -100,6 +101,7 @@ func TestSessionsAPIShapes(t *testing.T) {
 // with pending_elicitations_count, which counts what that child's snapshot lists — its
 // own prompts and its descendants'.
 func TestSessionsListPendingCount(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -164,6 +166,7 @@ func TestSessionsListPendingCount(t *testing.T) {
 // permanent (409), changing grants needs manage, and a __public__ grant admits everyone
 // signed in. Sub-agent sessions follow their root.
 func TestSessionPermissionsAPI(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t), "--auth", "header")
 		alice := srv.Client("alice@example.com")

@@ -10,6 +10,7 @@ import (
 // TestStreamHeadersAndFirstFrame: the session stream is an uncached, unbuffered
 // text/event-stream whose first frame is the heartbeat; a default stream is live only.
 func TestStreamHeadersAndFirstFrame(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
@@ -40,6 +41,7 @@ func TestStreamHeadersAndFirstFrame(t *testing.T) {
 // its descendants (as seen from the session) before the heartbeat, then the live tail —
 // without repeating the replayed prompts.
 func TestStreamReplayPending(t *testing.T) {
+	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
 		c := srv.Client("")
