@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
@@ -191,5 +192,46 @@ func TestReparkWithAnotherSessionsIDRefused(t *testing.T) {
 		coreWantPending(t, c, a, id)
 		coreMustResolve(t, c, a, id, map[string]any{"action": "accept"})
 		coreWantBehavior(t, parked, "allow")
+	})
+}
+
+// TestGraceRestartsOnEveryDisconnect: the grace period runs from the latest hang-up. A
+// hook that hangs up, re-attaches, stays a while and hangs up again keeps its prompt
+// pending for a full grace after the second hang-up — the first hang-up's timer must not
+// abandon it early.
+func TestGraceRestartsOnEveryDisconnect(t *testing.T) {
+	t.Parallel()
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		const grace = time.Second
+		srv := testserver.Start(t, db.NewURL(t), "--disconnect-grace", grace.String())
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		st := coreOpenStream(t, c, sid)
+		id := coreReattachID(t)
+		body := testserver.ClaudeBody("Bash", map[string]any{"command": "make"})
+		body["_gatehouse_elicitation_id"] = id
+		parked := func(n int) func() bool { return func() bool { return srv.App.Elicit.Parked() == n } }
+
+		first, _ := corePark(t, c, st, sid, body)
+		coreUntil(t, "the hook is parked", parked(1))
+		first.Cancel()
+		coreUntil(t, "the server notices the first hang-up", parked(0))
+		firstGraceEnds := time.Now().Add(grace)
+
+		retry := c.ParkAsync(coreHookPath(sid), body)
+		coreUntil(t, "the retry is parked", parked(1))
+		// The scenario, not synchronization: the retry stays attached past the middle of
+		// the first hang-up's grace, so that grace would end well before the second's.
+		time.Sleep(time.Until(firstGraceEnds.Add(-grace / 3)))
+		secondHangUp := time.Now()
+		retry.Cancel()
+
+		coreWaitResolved(t, st, id)
+		if held := time.Since(secondHangUp); held < grace {
+			t.Fatalf("prompt abandoned %s after the second hang-up, want at least the %s grace", held, grace)
+		}
+		if got := coreGetElicitation(t, c, sid, id); got["outcome"] != "abandoned" {
+			t.Fatalf("after the grace = %v", got)
+		}
 	})
 }

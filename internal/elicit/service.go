@@ -256,14 +256,17 @@ func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, v
 }
 
 // startGrace abandons the prompt after the grace period unless a retry re-attached.
+// The grace runs from the latest hang-up: a retry that re-attaches and hangs up again
+// gets a full grace of its own, not the rest of the first one.
 func (s *Service) startGrace(row *models.Elicitation) {
+	gen := s.waiters.startGrace(row.ID)
 	go func() {
 		select {
 		case <-s.clock.After(s.grace):
 		case <-s.shutdown:
 			return
 		}
-		if s.waiters.count(row.ID) > 0 {
+		if !s.waiters.graceExpired(row.ID, gen) {
 			return
 		}
 		_, err := s.decide(context.Background(), row, store.Decision{
