@@ -116,3 +116,42 @@ func TestConcurrentVerdictsExactlyOneWins(t *testing.T) {
 		}
 	})
 }
+
+// TestManyParkedHooksEachGetTheirOwnVerdict parks 20 hooks on one session at once and
+// decides them in a shuffled order with alternating verdicts: every hook wakes with its
+// own prompt's verdict, never a neighbour's.
+func TestManyParkedHooksEachGetTheirOwnVerdict(t *testing.T) {
+	t.Parallel()
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		srv := testserver.Start(t, db.NewURL(t))
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		st := coreOpenStream(t, c, sid)
+		const n = 20
+		hooks := map[string]*testserver.Parked{} // by the command, which the preview names
+		for i := 0; i < n; i++ {
+			cmd := "echo " + string(rune('a'+i))
+			hooks[cmd] = c.ParkAsync(coreHookPath(sid), testserver.ClaudeBody("Bash", map[string]any{"command": cmd}))
+		}
+		ids := map[string]string{} // command → elicitation id
+		for len(ids) < n {
+			ev := st.WaitFor(t, "response.elicitation_request", coreWait).Map(t)
+			cmd := coreParams(t, ev)["tool_input"].(map[string]any)["command"].(string)
+			ids[cmd] = ev["elicitation_id"].(string)
+		}
+		want := map[string]string{}
+		i := 0
+		for cmd, eid := range ids { // map order: shuffled
+			action, behavior := "accept", "allow"
+			if i%2 == 1 {
+				action, behavior = "decline", "deny"
+			}
+			i++
+			want[cmd] = behavior
+			coreMustResolve(t, c, sid, eid, map[string]any{"action": action})
+		}
+		for cmd, p := range hooks {
+			coreWantBehavior(t, p, want[cmd])
+		}
+	})
+}

@@ -235,3 +235,39 @@ func TestGraceRestartsOnEveryDisconnect(t *testing.T) {
 		}
 	})
 }
+
+// TestShutdownAnswersParkedHooks: stopping the server answers a parked hook with the
+// no-verdict answer (empty 200) instead of leaving it hanging, ends open streams so the
+// shutdown is prompt, and the row records why.
+func TestShutdownAnswersParkedHooks(t *testing.T) {
+	t.Parallel()
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		url := db.NewURL(t)
+		srv := testserver.Start(t, url)
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		st := coreOpenStream(t, c, sid)
+		parked, ev := corePark(t, c, st, sid, testserver.ClaudeBody("Bash", map[string]any{"command": "ls"}))
+		eid := ev["elicitation_id"].(string)
+
+		// An open stream (st) must not hold the shutdown up: it ends with the server.
+		start := time.Now()
+		srv.Stop()
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("graceful shutdown with an open stream took %s", took)
+		}
+		r := parked.Wait(t, coreWait)
+		if r.Status != http.StatusOK || len(r.Body) != 0 {
+			t.Fatalf("hook at shutdown: %d %q, want an empty 200", r.Status, r.Body)
+		}
+
+		again := testserver.Start(t, url)
+		c2 := again.Client("")
+		if got := coreGetElicitation(t, c2, sid, eid); got["status"] != "resolved" || got["outcome"] != "abandoned" {
+			t.Fatalf("after restart = %v", got)
+		}
+		if n := len(coreSessionPending(t, c2, sid)); n != 0 {
+			t.Fatalf("%d pending after restart", n)
+		}
+	})
+}
