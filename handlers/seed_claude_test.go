@@ -2,7 +2,9 @@ package handlers_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
@@ -185,5 +187,99 @@ func TestSeedChildMCPElicitationBubblesToParentStream(t *testing.T) {
 		if got["action"] != "accept" || got["resolved_via"] != "event" {
 			t.Fatalf("stored verdict = %v", got)
 		}
+	})
+}
+
+// TestClaudePermissionRequestShapes drives the PermissionRequest hook with bodies as
+// real Claude Code sends them (unknown fields included) and checks the published params
+// and each kind of hook answer: remember, feedback, ExitPlanMode, long inputs.
+func TestClaudePermissionRequestShapes(t *testing.T) {
+	t.Parallel()
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		srv := testserver.Start(t, db.NewURL(t))
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		st := coreOpenStream(t, c, sid)
+
+		t.Run("params and remember", func(t *testing.T) {
+			body := testserver.ClaudeBody("Bash", map[string]any{"command": "npm test", "description": "Run tests"})
+			body["prompt_id"] = "p_123"
+			body["effort"] = map[string]any{"level": "high"}
+			body["agent_id"] = "a_1"
+			body["agent_type"] = "general-purpose"
+			body["permission_suggestions"] = []any{map[string]any{"type": "addRules",
+				"rules": []any{map[string]any{"toolName": "Bash", "ruleContent": "npm test"}}, "behavior": "allow", "destination": "localSettings"}}
+			parked, ev := corePark(t, c, st, sid, body)
+			eid := ev["elicitation_id"].(string)
+			p := coreParams(t, ev)
+			want := map[string]any{
+				"mode": "form", "message": "Claude wants to call **Bash**", "phase": "pre_tool_use",
+				"policy_name": "claude_native_permission", "tool_name": "Bash", "cwd": "/tmp/cwd",
+				"permission_mode": "default", "approve_path": "/approve/" + sid + "/" + eid,
+				"content_preview": `Bash({"command":"npm test","description":"Run tests"})`,
+			}
+			for k, v := range want {
+				if p[k] != v {
+					t.Errorf("params.%s = %v, want %v", k, p[k], v)
+				}
+			}
+			coreMustResolve(t, c, sid, eid, map[string]any{"action": "accept", "content": map[string]any{"remember": true}})
+			d := coreWantBehavior(t, parked, "allow")
+			wantPerms := []any{map[string]any{"type": "addRules", "rules": []any{map[string]any{"toolName": "Bash"}},
+				"behavior": "allow", "destination": "session"}}
+			if !jsonEqual(d["updatedPermissions"], wantPerms) || d["updatedInput"] != nil {
+				t.Fatalf("remembered allow = %v", d)
+			}
+		})
+
+		t.Run("deny with feedback", func(t *testing.T) {
+			parked, ev := corePark(t, c, st, sid, testserver.ClaudeBody("Write", map[string]any{"file_path": "/etc/passwd", "content": "x"}))
+			coreMustResolve(t, c, sid, ev["elicitation_id"].(string), map[string]any{"action": "decline", "content": map[string]any{"feedback": "  write to ./tmp instead "}})
+			d := coreWantBehavior(t, parked, "deny")
+			if d["message"] != "write to ./tmp instead" {
+				t.Fatalf("deny = %v", d)
+			}
+			// Blank feedback adds no message.
+			parked, ev = corePark(t, c, st, sid, testserver.ClaudeBody("Write", map[string]any{"file_path": "/x"}))
+			coreMustResolve(t, c, sid, ev["elicitation_id"].(string), map[string]any{"action": "cancel", "content": map[string]any{"feedback": "   "}})
+			if d := coreWantBehavior(t, parked, "deny"); len(d) != 1 {
+				t.Fatalf("deny with blank feedback = %v", d)
+			}
+		})
+
+		t.Run("exit plan mode", func(t *testing.T) {
+			plan := "# Plan\n\n1. Add the index\n2. Backfill"
+			parked, ev := corePark(t, c, st, sid, testserver.ClaudeBody("ExitPlanMode", map[string]any{"plan": plan}))
+			p := coreParams(t, ev)
+			epm, _ := p["exit_plan_mode"].(map[string]any)
+			if epm["plan"] != plan {
+				t.Fatalf("exit_plan_mode = %v", p["exit_plan_mode"])
+			}
+			// remember is not offered for plans: a plain allow.
+			coreMustResolve(t, c, sid, ev["elicitation_id"].(string), map[string]any{"action": "accept", "content": map[string]any{"remember": true}})
+			if d := coreWantBehavior(t, parked, "allow"); len(d) != 1 {
+				t.Fatalf("plan allow = %v", d)
+			}
+		})
+
+		t.Run("long input preview", func(t *testing.T) {
+			long := strings.Repeat("é", 5000)
+			parked, ev := corePark(t, c, st, sid, testserver.ClaudeBody("Bash", map[string]any{"command": long}))
+			p := coreParams(t, ev)
+			preview, _ := p["content_preview"].(string)
+			if n := utf8.RuneCountInString(preview); n > 1024 || n < 1000 || !strings.HasPrefix(preview, `Bash({"command":"éé`) {
+				t.Fatalf("content_preview has %d characters: %.60q…", n, preview)
+			}
+			coreMustResolve(t, c, sid, ev["elicitation_id"].(string), map[string]any{"action": "accept"})
+			coreWantBehavior(t, parked, "allow")
+		})
+
+		t.Run("ask without answers", func(t *testing.T) {
+			parked, ev := corePark(t, c, st, sid, coreAskUserQuestionBody())
+			coreMustResolve(t, c, sid, ev["elicitation_id"].(string), map[string]any{"action": "accept"})
+			if d := coreWantBehavior(t, parked, "allow"); len(d) != 1 {
+				t.Fatalf("allow without answers = %v", d)
+			}
+		})
 	})
 }
