@@ -130,6 +130,23 @@ func TestBadInputIsA4xxEnvelope(t *testing.T) {
 		post("session parent number", "/v1/sessions", `{"agent_id":"`+agent+`","parent_session_id":3}`, 400, "invalid_input")
 		post("session unknown parent", "/v1/sessions", `{"agent_id":"`+agent+`","parent_session_id":"conv_`+strings.Repeat("1", 32)+`"}`, 404, "not_found")
 
+		// Text the databases cannot store alike: U+0000 (Postgres refuses it, SQLite
+		// keeps it) and bytes that are not UTF-8. A 400 on both, never a 500 on one.
+		nul := `\u0000`
+		post("hook NUL in tool input", hook, `{"tool_name":"Bash","tool_input":{"command":"a`+nul+`b"}}`, 400, "invalid_input")
+		post("hook NUL in tool name", hook, `{"tool_name":"Ba`+nul+`sh","tool_input":{}}`, 400, "invalid_input")
+		post("hook invalid UTF-8", hook, "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"\xff\xfe\"}}", 400, "invalid_input")
+		post("mcp_elicitation NUL message", events, `{"type":"mcp_elicitation","data":{"message":"m`+nul+`"}}`, 400, "invalid_input")
+		post("resolve NUL content", resolve, `{"action":"accept","content":{"note":"`+nul+`"}}`, 400, "invalid_input")
+		post("agent NUL name", "/v1/agents", `{"name":"a`+nul+`"}`, 400, "invalid_input")
+		post("agent invalid UTF-8 config", "/v1/agents", "{\"name\":\"a\",\"config\":{\"k\":\"\xff\"}}", 400, "invalid_input")
+		post("session NUL title", "/v1/sessions", `{"agent_id":"`+agent+`","title":"t`+nul+`"}`, 400, "invalid_input")
+		cases = append(cases,
+			tc{"permission NUL user", http.MethodPut, perms, jsonCT, `{"user":"b`+nul+`ob","level":"read"}`, 400, "invalid_input"},
+			tc{"delete permission NUL user", http.MethodDelete, perms + "?user=b%00ob", "", "", 400, "invalid_input"},
+			tc{"delete permission invalid UTF-8 user", http.MethodDelete, perms + "?user=b%FFob", "", "", 404, "not_found"},
+		)
+
 		// Permissions.
 		for _, p := range []struct{ name, body string }{
 			{"level unknown", `{"user":"bob@example.com","level":"god"}`},
@@ -181,10 +198,18 @@ func TestBadInputIsA4xxEnvelope(t *testing.T) {
 			}
 		}
 		coreHealthy(t, c)
-		// And the real thing still works afterwards.
-		parked, ev := corePark(t, c, st, sid, testserver.ClaudeBody("Bash", map[string]any{"command": "true"}))
-		coreMustResolve(t, c, sid, ev["elicitation_id"].(string), map[string]any{"action": "accept"})
-		coreWantBehavior(t, parked, "allow")
+		// And the real thing still works afterwards — including a backslash followed by
+		// "u0000" as plain text, which is not a NUL.
+		cmd := `printf '\u0000' | od -c`
+		parked, ev := corePark(t, c, st, sid, testserver.ClaudeBody("AskUserQuestion", map[string]any{"command": cmd}))
+		if in := coreParams(t, ev)["tool_input"].(map[string]any); in["command"] != cmd {
+			t.Fatalf("tool_input = %v", in)
+		}
+		coreMustResolve(t, c, sid, ev["elicitation_id"].(string), map[string]any{"action": "accept", "content": map[string]any{"q": `a\u0000b`}})
+		d := coreWantBehavior(t, parked, "allow")
+		if in, _ := d["updatedInput"].(map[string]any); in["command"] != cmd || !jsonEqual(in["answers"], map[string]any{"q": `a\u0000b`}) {
+			t.Fatalf("updatedInput = %v", d["updatedInput"])
+		}
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
@@ -255,6 +256,9 @@ func (s *Service) PutPermission(ctx context.Context, sess *models.Session, g Gra
 	if user == "" || user == auth.LocalUser {
 		return errs.Invalid("user", "is required")
 	}
+	if !storableUser(user) {
+		return errs.Invalid("user", "must be UTF-8 text without NUL")
+	}
 	lvl, err := auth.ParseLevel(g.Level)
 	if err != nil {
 		return errs.Invalid("level", "%s", err.Error())
@@ -273,6 +277,9 @@ func (s *Service) DeletePermission(ctx context.Context, sess *models.Session, us
 	user = strings.ToLower(strings.TrimSpace(user))
 	if user == "" {
 		return errs.Invalid("user", "is required")
+	}
+	if !storableUser(user) {
+		return errs.Invalid("user", "must be UTF-8 text without NUL")
 	}
 	rows, err := s.store.ListPermissions(ctx, sess.RootID)
 	if err != nil {
@@ -327,6 +334,11 @@ func (s *Service) FindOrCreateChild(ctx context.Context, user string, parent *mo
 	}
 	return sess, err
 }
+
+// storableUser reports whether a user name can be compared in every database: Postgres
+// refuses NUL and invalid UTF-8 in text outright (an error, not "no rows"), and the
+// DELETE route takes the name from the query string, past the JSON body checks.
+func storableUser(u string) bool { return utf8.ValidString(u) && !strings.ContainsRune(u, 0) }
 
 func isUnique(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unique")
