@@ -142,7 +142,7 @@ func TestBadInputIsA4xxEnvelope(t *testing.T) {
 		post("agent invalid UTF-8 config", "/v1/agents", "{\"name\":\"a\",\"config\":{\"k\":\"\xff\"}}", 400, "invalid_input")
 		post("session NUL title", "/v1/sessions", `{"agent_id":"`+agent+`","title":"t`+nul+`"}`, 400, "invalid_input")
 		cases = append(cases,
-			tc{"permission NUL user", http.MethodPut, perms, jsonCT, `{"user":"b`+nul+`ob","level":"read"}`, 400, "invalid_input"},
+			tc{"permission NUL user", http.MethodPut, perms, jsonCT, `{"user":"b` + nul + `ob","level":"read"}`, 400, "invalid_input"},
 			tc{"delete permission NUL user", http.MethodDelete, perms + "?user=b%00ob", "", "", 400, "invalid_input"},
 			tc{"delete permission invalid UTF-8 user", http.MethodDelete, perms + "?user=b%FFob", "", "", 404, "not_found"},
 		)
