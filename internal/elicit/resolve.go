@@ -70,10 +70,20 @@ func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.D
 	if err != nil || !won {
 		return false, err
 	}
-	// Wake the parked request first: it is the one a person is waiting on. This
+	done := decidedRow(row, d)
+	// Callbacks (metrics, forwarding to the runner) run before anyone can observe the
+	// decision — the woken request's answer, the resolved event — so an observer never
+	// sees a decision the metrics have not counted yet. They must not block (a few
+	// counter increments; forwarding is asynchronous).
+	s.mu.Lock()
+	hooks := append([]func(*models.Elicitation){}, s.onResolved...)
+	s.mu.Unlock()
+	for _, h := range hooks {
+		h(done)
+	}
+	// Then wake the parked request: it is the one a person is waiting on. This
 	// process committed the decision, so it hands over the decided row directly;
 	// other replicas learn through the bus and re-read.
-	done := decidedRow(row, d)
 	s.waiters.wakeWith(done)
 	s.bus.Decided(row.ID)
 	if sess, err := s.store.GetSession(ctx, row.SessionID); err == nil {
@@ -91,12 +101,6 @@ func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.D
 	if d.Status != models.StatusResolved {
 		s.log.Info("elicitation ended without verdict", "session_id", row.SessionID, "elicitation_id", row.ID,
 			"origin", row.Origin, "status", d.Status, "via", d.Via)
-	}
-	s.mu.Lock()
-	hooks := append([]func(*models.Elicitation){}, s.onResolved...)
-	s.mu.Unlock()
-	for _, h := range hooks {
-		h(done)
 	}
 	return true, nil
 }

@@ -102,16 +102,17 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 	return s
 }
 
-// OnResolved registers a callback run after a verdict is committed and published
-// (metrics, forwarding to the MCP runner). Callbacks must not block.
+// OnResolved registers a callback run after a verdict is committed, before it is
+// published or handed to the waiting request (metrics, forwarding to the MCP runner).
+// Callbacks must not block.
 func (s *Service) OnResolved(f func(e *models.Elicitation)) {
 	s.mu.Lock()
 	s.onResolved = append(s.onResolved, f)
 	s.mu.Unlock()
 }
 
-// OnOpened registers a callback run after a new prompt is inserted and published.
-// Callbacks must not block.
+// OnOpened registers a callback run after a new prompt is inserted, just before it is
+// published. Callbacks must not block.
 func (s *Service) OnOpened(f func(e *models.Elicitation)) {
 	s.mu.Lock()
 	s.onOpened = append(s.onOpened, f)
