@@ -30,6 +30,9 @@ type Outcome struct {
 // one resolver every path (API, approval events, approval page, inbox) goes through.
 // A prompt owned by another session is reported as not found and left alone.
 func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, via string) (Outcome, error) {
+	if err := r.checkStorable(); err != nil {
+		return Outcome{}, err
+	}
 	row, err := s.store.GetElicitation(ctx, eid)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && row.SessionID != sid) {
 		return Outcome{Outcome: OutcomeNotFound}, nil
