@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 )
@@ -34,7 +35,31 @@ func readBody(c echo.Context) ([]byte, error) {
 		}
 		return nil, bad("", "could not read the request body")
 	}
+	if err := storableText(body); err != nil {
+		return nil, err
+	}
 	return body, nil
+}
+
+// storableText refuses bodies the databases cannot hold the same way: text that is not
+// UTF-8 (JSON must be), and strings with the escape \u0000 — Postgres TEXT and JSONB
+// cannot store U+0000 while SQLite can, so without this check the same request would be
+// a 201 on one database and a 500 on the other. Rejecting beats silently rewriting, as
+// tool inputs are echoed back to the agent.
+func storableText(body []byte) error {
+	if !utf8.Valid(body) {
+		return bad("", "body is not valid UTF-8")
+	}
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		if i+6 <= len(body) && body[i+1] == 'u' && string(body[i+2:i+6]) == "0000" {
+			return bad("", "strings must not contain NUL (\\u0000)")
+		}
+		i++ // skip the escaped character: \\u0000 in JSON text is a backslash, then "u0000"
+	}
+	return nil
 }
 
 func isJSONSuffix(mt string) bool {

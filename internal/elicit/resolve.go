@@ -30,6 +30,9 @@ type Outcome struct {
 // one resolver every path (API, approval events, approval page, inbox) goes through.
 // A prompt owned by another session is reported as not found and left alone.
 func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, via string) (Outcome, error) {
+	if err := r.checkStorable(); err != nil {
+		return Outcome{}, err
+	}
 	row, err := s.store.GetElicitation(ctx, eid)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && row.SessionID != sid) {
 		return Outcome{Outcome: OutcomeNotFound}, nil
@@ -70,10 +73,20 @@ func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.D
 	if err != nil || !won {
 		return false, err
 	}
-	// Wake the parked request first: it is the one a person is waiting on. This
+	done := decidedRow(row, d)
+	// Callbacks (metrics, forwarding to the runner) run before anyone can observe the
+	// decision — the woken request's answer, the resolved event — so an observer never
+	// sees a decision the metrics have not counted yet. They must not block (a few
+	// counter increments; forwarding is asynchronous).
+	s.mu.Lock()
+	hooks := append([]func(*models.Elicitation){}, s.onResolved...)
+	s.mu.Unlock()
+	for _, h := range hooks {
+		h(done)
+	}
+	// Then wake the parked request: it is the one a person is waiting on. This
 	// process committed the decision, so it hands over the decided row directly;
 	// other replicas learn through the bus and re-read.
-	done := decidedRow(row, d)
 	s.waiters.wakeWith(done)
 	s.bus.Decided(row.ID)
 	if sess, err := s.store.GetSession(ctx, row.SessionID); err == nil {
@@ -91,12 +104,6 @@ func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.D
 	if d.Status != models.StatusResolved {
 		s.log.Info("elicitation ended without verdict", "session_id", row.SessionID, "elicitation_id", row.ID,
 			"origin", row.Origin, "status", d.Status, "via", d.Via)
-	}
-	s.mu.Lock()
-	hooks := append([]func(*models.Elicitation){}, s.onResolved...)
-	s.mu.Unlock()
-	for _, h := range hooks {
-		h(done)
 	}
 	return true, nil
 }

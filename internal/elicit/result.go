@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 )
@@ -93,6 +94,31 @@ func primitive(raw json.RawMessage) (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("must be a string, number, boolean or list of strings")
+}
+
+// checkStorable refuses content the databases cannot store alike: Postgres cannot hold
+// U+0000 in TEXT or JSONB while SQLite can. The JSON API refuses such bodies before
+// parsing; verdicts built from form posts (approval page, inbox) reach Resolve directly,
+// so the one resolver checks too — a 422, never a 500 on one database only.
+func (r Result) checkStorable() error {
+	for k, v := range r.Content {
+		if strings.ContainsRune(k, 0) {
+			return errs.Validation("content", "keys must not contain NUL")
+		}
+		switch t := v.(type) {
+		case string:
+			if strings.ContainsRune(t, 0) {
+				return errs.Validation("content."+k, "must not contain NUL")
+			}
+		case []string:
+			for _, item := range t {
+				if strings.ContainsRune(item, 0) {
+					return errs.Validation("content."+k, "must not contain NUL")
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Bool reads a boolean flag from content (true only for JSON true).

@@ -102,16 +102,17 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 	return s
 }
 
-// OnResolved registers a callback run after a verdict is committed and published
-// (metrics, forwarding to the MCP runner). Callbacks must not block.
+// OnResolved registers a callback run after a verdict is committed, before it is
+// published or handed to the waiting request (metrics, forwarding to the MCP runner).
+// Callbacks must not block.
 func (s *Service) OnResolved(f func(e *models.Elicitation)) {
 	s.mu.Lock()
 	s.onResolved = append(s.onResolved, f)
 	s.mu.Unlock()
 }
 
-// OnOpened registers a callback run after a new prompt is inserted and published.
-// Callbacks must not block.
+// OnOpened registers a callback run after a new prompt is inserted, just before it is
+// published. Callbacks must not block.
 func (s *Service) OnOpened(f func(e *models.Elicitation)) {
 	s.mu.Lock()
 	s.onOpened = append(s.onOpened, f)
@@ -256,14 +257,17 @@ func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, v
 }
 
 // startGrace abandons the prompt after the grace period unless a retry re-attached.
+// The grace runs from the latest hang-up: a retry that re-attaches and hangs up again
+// gets a full grace of its own, not the rest of the first one.
 func (s *Service) startGrace(row *models.Elicitation) {
+	gen := s.waiters.startGrace(row.ID)
 	go func() {
 		select {
 		case <-s.clock.After(s.grace):
 		case <-s.shutdown:
 			return
 		}
-		if s.waiters.count(row.ID) > 0 {
+		if !s.waiters.graceExpired(row.ID, gen) {
 			return
 		}
 		_, err := s.decide(context.Background(), row, store.Decision{

@@ -111,6 +111,15 @@ func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
 		case <-s.shutdown:
 			return s.finish(bg, w.row, models.StatusAbandoned, models.ViaShutdown)
 		case <-ctx.Done():
+			select {
+			case <-s.shutdown:
+				// At shutdown the server ends request contexts too (so streams close).
+				// A request that got here without being counted as parked may see
+				// both; it is owed the "no verdict" answer and its row is closed, not
+				// left pending as if its client had hung up.
+				return s.finish(bg, w.row, models.StatusAbandoned, models.ViaShutdown)
+			default:
+			}
 			s.startGrace(w.row)
 			return Verdict{}, ErrClientGone
 		}

@@ -12,11 +12,38 @@ import (
 type waiters struct {
 	mu sync.Mutex
 	m  map[string]map[chan *models.Elicitation]struct{}
+	// graces holds, per id, the generation of the latest grace period started by a
+	// hang-up; an older grace timer that fires finds a newer generation and stands down.
+	graces map[string]uint64
+	gen    uint64
 }
 
 type waiterSet = map[chan *models.Elicitation]struct{}
 
-func newWaiters() *waiters { return &waiters{m: map[string]waiterSet{}} }
+func newWaiters() *waiters { return &waiters{m: map[string]waiterSet{}, graces: map[string]uint64{}} }
+
+// startGrace records that a waiter on id hung up and returns the generation of the
+// grace period that starts now.
+func (w *waiters) startGrace(id string) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gen++
+	w.graces[id] = w.gen
+	return w.gen
+}
+
+// graceExpired is called when the grace period gen of id runs out. It reports whether
+// the prompt is now to be abandoned: gen is still the latest grace (no later hang-up
+// restarted it) and nobody has re-attached.
+func (w *waiters) graceExpired(id string, gen uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.graces[id] != gen {
+		return false // a later hang-up started a fresh grace
+	}
+	delete(w.graces, id)
+	return len(w.m[id]) == 0
+}
 
 func (w *waiters) add(id string) chan *models.Elicitation {
 	c := make(chan *models.Elicitation, 1)
@@ -40,12 +67,6 @@ func (w *waiters) remove(id string, c chan *models.Elicitation) {
 		}
 	}
 	w.mu.Unlock()
-}
-
-func (w *waiters) count(id string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.m[id])
 }
 
 // total reports how many requests are parked right now.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
@@ -187,7 +188,8 @@ func (s *Service) Agent(ctx context.Context, sess *models.Session) (*models.Agen
 	return s.store.GetAgent(ctx, sess.AgentID)
 }
 
-// Listed is a session in a list, with its pending count.
+// Listed is a session in a list, with its pending count: the prompts its snapshot lists
+// (its own and its descendants').
 type Listed struct {
 	Session      models.Session
 	PendingCount int
@@ -217,7 +219,7 @@ func (s *Service) List(ctx context.Context, user, parent string) ([]Listed, erro
 	for i := range rows {
 		idList[i] = rows[i].ID
 	}
-	counts, err := s.store.CountPendingBySession(ctx, idList)
+	counts, err := s.store.CountPendingInSubtrees(ctx, idList)
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +256,9 @@ func (s *Service) PutPermission(ctx context.Context, sess *models.Session, g Gra
 	if user == "" || user == auth.LocalUser {
 		return errs.Invalid("user", "is required")
 	}
+	if !storableUser(user) {
+		return errs.Invalid("user", "must be UTF-8 text without NUL")
+	}
 	lvl, err := auth.ParseLevel(g.Level)
 	if err != nil {
 		return errs.Invalid("level", "%s", err.Error())
@@ -272,6 +277,9 @@ func (s *Service) DeletePermission(ctx context.Context, sess *models.Session, us
 	user = strings.ToLower(strings.TrimSpace(user))
 	if user == "" {
 		return errs.Invalid("user", "is required")
+	}
+	if !storableUser(user) {
+		return errs.Invalid("user", "must be UTF-8 text without NUL")
 	}
 	rows, err := s.store.ListPermissions(ctx, sess.RootID)
 	if err != nil {
@@ -326,6 +334,11 @@ func (s *Service) FindOrCreateChild(ctx context.Context, user string, parent *mo
 	}
 	return sess, err
 }
+
+// storableUser reports whether a user name can be compared in every database: Postgres
+// refuses NUL and invalid UTF-8 in text outright (an error, not "no rows"), and the
+// DELETE route takes the name from the query string, past the JSON body checks.
+func storableUser(u string) bool { return utf8.ValidString(u) && !strings.ContainsRune(u, 0) }
 
 func isUnique(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unique")

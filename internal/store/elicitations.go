@@ -86,6 +86,31 @@ func (s *Store) CountPendingBySession(ctx context.Context, ids []string) (map[st
 	return out, err
 }
 
+// CountPendingInSubtrees counts, for each of the given sessions, the pending rows owned
+// by it or by any of its descendants — what that session's snapshot lists — in one query.
+// A descendant's path starts with its ancestor's path; substr keeps the comparison free
+// of LIKE wildcards (session ids contain "_").
+func (s *Store) CountPendingInSubtrees(ctx context.Context, ids []string) (map[string]int, error) {
+	out := map[string]int{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		SessionID string
+		N         int
+	}
+	err := s.ctx(ctx).Table("sessions AS s").
+		Select("s.id AS session_id, COUNT(e.id) AS n").
+		Joins("JOIN sessions AS d ON d.root_id = s.root_id AND substr(d.path, 1, length(s.path)) = s.path").
+		Joins("JOIN elicitations AS e ON e.session_id = d.id").
+		Where("e.status = ? AND s.id IN ?", models.StatusPending, ids).
+		Group("s.id").Scan(&rows).Error
+	for _, r := range rows {
+		out[r.SessionID] = r.N
+	}
+	return out, err
+}
+
 // PendingInRoots lists pending rows whose session lies under any of rootIDs (every root
 // when rootIDs is nil), newest first. The inbox uses it.
 func (s *Store) PendingInRoots(ctx context.Context, rootIDs []string, limit int) ([]models.Elicitation, error) {
