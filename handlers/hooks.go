@@ -23,6 +23,8 @@ type hookPark struct {
 	params map[string]any
 	// answer turns a human verdict into the body the agent reads.
 	answer func(r elicit.Result) any
+	// immediate, when set, is answered at once without parking (a notification).
+	immediate any
 }
 
 // parkHook is the one park-and-answer path every agent hook (Claude Code, Codex) goes
@@ -44,7 +46,7 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 	ch := make(chan ready, 1)
 	go func() {
 		h, err := prepare()
-		if err != nil || h.level < auth.Edit {
+		if err != nil || h.immediate != nil || h.level < auth.Edit {
 			ch <- ready{h: h, err: err}
 			return
 		}
@@ -54,6 +56,9 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 	r := <-ch
 	if r.err != nil {
 		return r.err
+	}
+	if r.h.immediate != nil {
+		return c.JSON(http.StatusOK, r.h.immediate)
 	}
 	if r.w == nil {
 		return c.NoContent(http.StatusOK)

@@ -39,6 +39,19 @@ func (s *Server) prepareCodex(c echo.Context) (*hookPark, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n, ok, err := codex.DecodeResolved(body); ok {
+		if err != nil {
+			return nil, bad("", "%s", err.Error())
+		}
+		if level < auth.Edit {
+			return nil, errs.Forbidden("retiring prompts needs edit access to the session")
+		}
+		retired, err := s.retireCodexPrompts(ctx, sess, n)
+		if err != nil {
+			return nil, err
+		}
+		return &hookPark{immediate: map[string]any{"retired": retired}}, nil
+	}
 	req, err := codex.Decode(body)
 	if err != nil {
 		return nil, bad("", "%s", err.Error())
@@ -84,4 +97,32 @@ func (s *Server) checkCodexRetry(ctx context.Context, sess *models.Session, eid,
 			"send each request under a fresh id (or a new session per app-server connection)")
 	}
 	return nil
+}
+
+// retireCodexPrompts cancels this session's pending prompts for a request Codex says
+// was settled elsewhere (serverRequest/resolved). The bridge's parked request for it
+// then answers "cancel", which Codex no longer reads; the prompt leaves every inbox.
+func (s *Server) retireCodexPrompts(ctx context.Context, sess *models.Session, n *codex.Resolved) ([]string, error) {
+	_, rows, err := s.elicit.PendingFor(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	retired := []string{}
+	for _, row := range rows {
+		if row.SessionID != sess.ID || row.Origin != models.OriginCodex {
+			continue
+		}
+		var params map[string]any
+		if json.Unmarshal(row.Params, &params) != nil || !n.Matches(params) {
+			continue
+		}
+		out, err := s.elicit.Resolve(ctx, sess.ID, row.ID, elicit.Result{Action: elicit.ActionCancel}, "codex", models.ViaEvent)
+		if err != nil {
+			return nil, err
+		}
+		if out.Outcome == elicit.OutcomeResolved {
+			retired = append(retired, row.ID)
+		}
+	}
+	return retired, nil
 }
