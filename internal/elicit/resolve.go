@@ -33,29 +33,28 @@ func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, vi
 	if err := r.checkStorable(); err != nil {
 		return Outcome{}, err
 	}
-	row, err := s.store.GetElicitation(ctx, eid)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && row.SessionID != sid) {
-		return Outcome{Outcome: OutcomeNotFound}, nil
-	}
-	if err != nil {
-		return Outcome{}, err
-	}
 	d := store.Decision{Status: models.StatusResolved, Action: r.Action, By: by, Via: via, At: s.clock.Now()}
 	if r.Content != nil {
+		var err error
 		if d.Content, err = json.Marshal(r.Content); err != nil {
 			return Outcome{}, err
 		}
 	}
-	won, err := s.decide(ctx, row, d)
+	// Try to decide first: the conditional update itself checks pending and owner, so
+	// the common case is one statement. Only a loser reads the row to say why.
+	done, err := s.decide(ctx, eid, sid, d)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if won {
-		s.log.Info("elicitation resolved", "session_id", sid, "elicitation_id", eid, "origin", row.Origin,
+	if done != nil {
+		s.log.Info("elicitation resolved", "session_id", sid, "elicitation_id", eid, "origin", done.Origin,
 			"action", r.Action, "resolved_by", by, "via", via)
-		return Outcome{Outcome: OutcomeResolved, Row: decidedRow(row, d)}, nil
+		return Outcome{Outcome: OutcomeResolved, Row: done}, nil
 	}
 	cur, err := s.store.GetElicitation(ctx, eid)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && cur.SessionID != sid) {
+		return Outcome{Outcome: OutcomeNotFound}, nil
+	}
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -68,12 +67,12 @@ func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, vi
 
 // decide commits d when row is still pending, then — only after the commit — publishes
 // the resolved event on the owner and every ancestor and wakes the waiters.
-func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.Decision) (bool, error) {
-	won, err := s.store.DecideElicitation(ctx, row.ID, row.SessionID, d)
-	if err != nil || !won {
-		return false, err
+func (s *Service) decide(ctx context.Context, id, sessionID string, d store.Decision) (*models.Elicitation, error) {
+	done, err := s.store.DecideElicitation(ctx, id, sessionID, d)
+	if err != nil || done == nil {
+		return nil, err
 	}
-	done := decidedRow(row, d)
+	row := done
 	// Callbacks (metrics, forwarding to the runner) run before anyone can observe the
 	// decision — the woken request's answer, the resolved event — so an observer never
 	// sees a decision the metrics have not counted yet. They must not block (a few
@@ -105,24 +104,9 @@ func (s *Service) decide(ctx context.Context, row *models.Elicitation, d store.D
 		s.log.Info("elicitation ended without verdict", "session_id", row.SessionID, "elicitation_id", row.ID,
 			"origin", row.Origin, "status", d.Status, "via", d.Via)
 	}
-	return true, nil
+	return done, nil
 }
 
-// decidedRow is row as the committed decision d left it.
-func decidedRow(row *models.Elicitation, d store.Decision) *models.Elicitation {
-	out := *row
-	out.Status = d.Status
-	by, via, at := d.By, d.Via, d.At
-	out.ResolvedBy, out.ResolvedVia, out.ResolvedAt = &by, &via, &at
-	if d.Action != "" {
-		action := d.Action
-		out.Action = &action
-	}
-	if len(d.Content) > 0 {
-		out.Content = d.Content
-	}
-	return &out
-}
 
 // Event types on session streams.
 const (

@@ -28,7 +28,7 @@ type Store interface {
 	GetSession(ctx context.Context, id string) (*models.Session, error)
 	InsertElicitation(ctx context.Context, e *models.Elicitation) error
 	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)
-	DecideElicitation(ctx context.Context, id, sessionID string, d store.Decision) (bool, error)
+	DecideElicitation(ctx context.Context, id, sessionID string, d store.Decision) (*models.Elicitation, error)
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
 	ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error)
@@ -246,7 +246,7 @@ func (s *Service) Await(ctx context.Context, row *models.Elicitation) (Verdict, 
 
 // finish ends a wait without a human verdict; if a human won the race, theirs stands.
 func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, via string) (Verdict, error) {
-	if _, err := s.decide(ctx, row, store.Decision{Status: status, By: "gatehouse", Via: via, At: s.clock.Now()}); err != nil {
+	if _, err := s.decide(ctx, row.ID, row.SessionID, store.Decision{Status: status, By: "gatehouse", Via: via, At: s.clock.Now()}); err != nil {
 		return Verdict{}, err
 	}
 	cur, err := s.store.GetElicitation(ctx, row.ID)
@@ -270,7 +270,7 @@ func (s *Service) startGrace(row *models.Elicitation) {
 		if !s.waiters.graceExpired(row.ID, gen) {
 			return
 		}
-		_, err := s.decide(context.Background(), row, store.Decision{
+		_, err := s.decide(context.Background(), row.ID, row.SessionID, store.Decision{
 			Status: models.StatusAbandoned, By: "gatehouse", Via: models.ViaGrace, At: s.clock.Now(),
 		})
 		if err != nil {
@@ -314,11 +314,11 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for i := range rows {
-		won, err := s.decide(ctx, &rows[i], store.Decision{Status: models.StatusExpired, By: "gatehouse", Via: models.ViaTimeout, At: s.clock.Now()})
+		done, err := s.decide(ctx, rows[i].ID, rows[i].SessionID, store.Decision{Status: models.StatusExpired, By: "gatehouse", Via: models.ViaTimeout, At: s.clock.Now()})
 		if err != nil {
 			return n, err
 		}
-		if won {
+		if done != nil {
 			n++
 		}
 	}

@@ -37,25 +37,29 @@ type Decision struct {
 }
 
 // DecideElicitation moves the row from pending to d.Status when, and only when, it is
-// still pending and owned by sessionID. It reports whether this call won: a false with a
-// nil error means somebody else decided first (or the row is not this session's).
-func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d Decision) (bool, error) {
-	updates := map[string]any{
-		"status":       d.Status,
-		"resolved_by":  d.By,
-		"resolved_via": d.Via,
-		"resolved_at":  d.At,
-	}
+// still pending and owned by sessionID, and returns the decided row — read back by the
+// same statement (RETURNING), so deciding costs one round trip. A nil row with a nil
+// error means this call did not win: somebody decided first, or the row is not this
+// session's, or it does not exist.
+func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d Decision) (*models.Elicitation, error) {
+	var action *string
 	if d.Action != "" {
-		updates["action"] = d.Action
+		action = &d.Action
 	}
+	var content []byte // nil is NULL; bytes as every other JSON column is written
 	if len(d.Content) > 0 {
-		updates["content"] = d.Content
+		content = d.Content
 	}
-	res := s.w(ctx).Model(&models.Elicitation{}).
-		Where("id = ? AND session_id = ? AND status = ?", id, sessionID, models.StatusPending).
-		Updates(updates)
-	return res.RowsAffected == 1, res.Error
+	var rows []models.Elicitation
+	err := s.w(ctx).Raw(`UPDATE elicitations
+		SET status = ?, action = ?, content = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?
+		WHERE id = ? AND session_id = ? AND status = ?
+		RETURNING *`,
+		d.Status, action, content, d.By, d.Via, d.At, id, sessionID, models.StatusPending).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return &rows[0], nil
 }
 
 // PendingInSubtree lists pending rows owned by the session at path or any descendant,

@@ -58,7 +58,11 @@ var ErrConflict = errs.ErrConflict
 // Open connects to url: "sqlite://PATH" (the file and its directory are created on first
 // run) or "postgres://…". It does not migrate; call Migrate.
 func Open(url string) (*Store, error) {
-	gcfg := &gorm.Config{Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() }}
+	// Single statements run without GORM's implicit transaction (BEGIN/COMMIT around
+	// every write): each is atomic on its own, and the hot paths save two round trips.
+	// Multi-statement writes use explicit transactions.
+	gcfg := &gorm.Config{Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() },
+		SkipDefaultTransaction: true}
 	switch {
 	case strings.HasPrefix(url, "sqlite://"), strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")

@@ -76,7 +76,9 @@ func (s *StateSigner) Verify(token string, now time.Time) (State, error) {
 	}
 	body, sig := token[:dot], token[dot+1:]
 	got, err := b64().DecodeString(sig)
-	if err != nil {
+	// The decoder skips line breaks; insisting on the canonical encoding keeps one
+	// state from verifying under many spellings.
+	if err != nil || b64().EncodeToString(got) != sig {
 		return State{}, ErrStateMalformed
 	}
 	if !hmac.Equal(got, s.mac(body)) {
