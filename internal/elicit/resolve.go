@@ -107,7 +107,6 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d store.Deci
 	return done, nil
 }
 
-
 // Event types on session streams.
 const (
 	EventRequest     = "response.elicitation_request"
