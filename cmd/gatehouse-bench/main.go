@@ -79,6 +79,7 @@ func main() {
 		}
 		runOne(t, db, *bin, url, hc, refP50, refP99, refCap, *iters, *parked, *subs, *dur)
 		cleanup()
+		fmt.Fprintf(os.Stderr, "%s done\n", db)
 	}
 	t.print(os.Stdout)
 }

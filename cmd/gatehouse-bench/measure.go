@@ -156,6 +156,7 @@ type capacityResult struct {
 // request, then resolves them all (alternating accept/decline) and checks every answer.
 func gatehouseCapacity(p *proc, base, sid string, n int) (capacityResult, error) {
 	hc := newHTTP(n + 64)
+	defer hc.CloseIdleConnections()
 	before, err := p.rssKiB()
 	if err != nil {
 		return capacityResult{}, err
@@ -176,11 +177,13 @@ func gatehouseCapacity(p *proc, base, sid string, n int) (capacityResult, error)
 			results[i] = fmt.Sprintf("%d %s", code, body)
 		}(i)
 	}
-	// Wait until the server holds all n (its own gauge), with a deadline.
+	// Wait until the server holds all n — parked (its waiter gauge) and stored (its
+	// pending gauge) — with a deadline.
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		parked, err := gauge(hc, base, "gatehouse_parked_waiters")
-		if err == nil && parked >= float64(n) {
+		stored, err2 := gauge(hc, base, "gatehouse_elicitations_pending")
+		if err == nil && err2 == nil && parked >= float64(n) && stored >= float64(n) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -214,7 +217,13 @@ func gatehouseCapacity(p *proc, base, sid string, n int) (capacityResult, error)
 	}
 	close(work)
 	rw.Wait()
-	wg.Wait()
+	answered := make(chan struct{})
+	go func() { wg.Wait(); close(answered) }()
+	select {
+	case <-answered:
+	case <-time.After(2 * time.Minute):
+		return res, fmt.Errorf("not every parked request answered within 2 minutes of its verdict")
+	}
 	for i, r := range results {
 		want := `"behavior":"allow"`
 		if i%2 == 1 {
@@ -255,6 +264,9 @@ func referenceCapacity(p *proc, base string, n int) (capacityResult, error) {
 		return capacityResult{}, err
 	}
 	res := capacityResult{Parked: n, KiBPerParked: float64(after-before) / float64(n)}
+	// Thousands of kept-alive connections would eat the file descriptors the next run
+	// needs.
+	defer hc.CloseIdleConnections()
 	for i, id := range ids {
 		r, err := hc.Post(base+"/resolve?id="+id+"&action=accept", "", nil)
 		if err == nil {
