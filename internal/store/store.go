@@ -108,7 +108,12 @@ func Open(url string) (*Store, error) {
 const sessionCacheSize = 10000
 
 func openSQLite(dsn string, gcfg *gorm.Config, conns int) (*gorm.DB, error) {
-	db, err := gorm.Open(sqlite.Open(dsn), gcfg)
+	// SQLite (pure Go) spends much of a short query parsing it: keep prepared statements
+	// per connection (bounded LRU). Postgres needs no help: pgx caches them already.
+	cfg := *gcfg
+	cfg.PrepareStmt = true
+	cfg.PrepareStmtMaxSize = 256
+	db, err := gorm.Open(sqlite.Open(dsn), &cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
