@@ -171,3 +171,48 @@ func TestLastEventIDResume(t *testing.T) {
 		}
 	})
 }
+
+// TestReattachOnOtherReplicaSurvivesGrace: a hook's client hangs up on replica A and
+// re-parks with the same id on replica B within the grace period. A's grace timer must
+// not abandon the prompt under B's waiting client: the verdict given after A's grace
+// ran out still reaches the hook on B.
+func TestReattachOnOtherReplicaSurvivesGrace(t *testing.T) {
+	db := testserver.PostgresDB(t)
+	url := db.NewURL(t)
+	const grace = 400 * time.Millisecond
+	a := testserver.Start(t, url, "--disconnect-grace", grace.String())
+	b := testserver.Start(t, url, "--disconnect-grace", grace.String())
+	ca, cb := a.Client(""), b.Client("")
+	sid := ca.CreateSession(t, ca.CreateAgent(t), "", "")
+	eid := "elicit_claude_" + strings.Repeat("ab", 16)
+	body := testserver.ClaudeBody("Bash", map[string]any{"command": "date"})
+	body["_gatehouse_elicitation_id"] = eid
+	path := "/v1/sessions/" + sid + "/hooks/permission-request"
+
+	st := cb.OpenStream(t, "/v1/sessions/"+sid+"/stream")
+	st.WaitHeartbeat(t)
+	first := ca.ParkAsync(path, body)
+	st.WaitFor(t, "response.elicitation_request", 10*time.Second)
+	hungUp := time.Now()
+	first.Cancel()                     // the client hangs up on A …
+	second := cb.ParkAsync(path, body) // … and retries on B with the same id
+	deadline := time.Now().Add(10 * time.Second)
+	for b.App.Elicit.Parked() == 0 { // B holds the retry (polled with a deadline)
+		if time.Now().After(deadline) {
+			t.Fatal("the retry never parked on B")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Scenario time, not synchronisation: let A's grace period run out.
+	time.Sleep(time.Until(hungUp.Add(grace + 300*time.Millisecond)))
+	if second.Done() {
+		t.Fatalf("the retry on B was answered without a verdict: %+v", second.Wait(t, time.Second))
+	}
+	r := cb.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", map[string]any{"action": "accept"})
+	if r.JSON(t)["outcome"] != "resolved" {
+		t.Fatalf("resolve after A's grace: %s (the prompt was abandoned under B's client)", r.Body)
+	}
+	if ans := second.Wait(t, 10*time.Second); !strings.Contains(string(ans.Body), `"behavior":"allow"`) {
+		t.Fatalf("retry on B answered %d %q", ans.Status, ans.Body)
+	}
+}

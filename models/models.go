@@ -121,6 +121,8 @@ type Elicitation struct {
 	ExpiresAt   time.Time       `gorm:"column:expires_at"`
 	// ConsumedAt is set when an accepted approval was spent on the action it authorized.
 	ConsumedAt *time.Time `gorm:"column:consumed_at"`
+	// AttachedAt is when a client last re-attached to the pending prompt (any replica).
+	AttachedAt *time.Time `gorm:"column:attached_at"`
 }
 
 // IsPending reports whether nobody has decided e yet.

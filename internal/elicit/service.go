@@ -32,6 +32,7 @@ type Store interface {
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
 	ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error)
+	TouchAttached(ctx context.Context, id string, at time.Time) error
 }
 
 // Clock tells time; tests may inject their own.
@@ -171,6 +172,13 @@ func (s *Service) open(ctx context.Context, p Prompt, minted bool) (*models.Elic
 			if row.SessionID != p.Session.ID {
 				return nil, errs.Invalid("elicitation_id", "this id belongs to another session")
 			}
+			if row.IsPending() {
+				// Tell every replica a client is back, so a grace period running on the
+				// replica the client left does not abandon the prompt under it.
+				if err := s.store.TouchAttached(ctx, row.ID, s.clock.Now()); err != nil {
+					return nil, err
+				}
+			}
 			return row, nil // re-attach: the row is already published
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
@@ -261,6 +269,7 @@ func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, v
 // gets a full grace of its own, not the rest of the first one.
 func (s *Service) startGrace(row *models.Elicitation) {
 	gen := s.waiters.startGrace(row.ID)
+	hungUp := s.clock.Now()
 	go func() {
 		select {
 		case <-s.clock.After(s.grace):
@@ -272,6 +281,7 @@ func (s *Service) startGrace(row *models.Elicitation) {
 		}
 		_, err := s.decide(context.Background(), row.ID, row.SessionID, store.Decision{
 			Status: models.StatusAbandoned, By: "gatehouse", Via: models.ViaGrace, At: s.clock.Now(),
+			UnlessAttachedSince: &hungUp,
 		})
 		if err != nil {
 			s.log.Error("abandon elicitation", "elicitation_id", row.ID, "err", err)

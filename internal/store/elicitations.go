@@ -34,6 +34,9 @@ type Decision struct {
 	By      string
 	Via     string
 	At      time.Time
+	// UnlessAttachedSince, when set, makes the decision lose if a client re-attached to
+	// the prompt at or after that time (on any replica).
+	UnlessAttachedSince *time.Time
 }
 
 // DecideElicitation moves the row from pending to d.Status when, and only when, it is
@@ -50,12 +53,16 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 	if len(d.Content) > 0 {
 		content = d.Content
 	}
-	var rows []models.Elicitation
-	err := s.w(ctx).Raw(`UPDATE elicitations
+	query := `UPDATE elicitations
 		SET status = ?, action = ?, content = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?
-		WHERE id = ? AND session_id = ? AND status = ?
-		RETURNING *`,
-		d.Status, action, content, d.By, d.Via, d.At, id, sessionID, models.StatusPending).Scan(&rows).Error
+		WHERE id = ? AND session_id = ? AND status = ?`
+	args := []any{d.Status, action, content, d.By, d.Via, d.At, id, sessionID, models.StatusPending}
+	if d.UnlessAttachedSince != nil {
+		query += ` AND (attached_at IS NULL OR attached_at < ?)`
+		args = append(args, *d.UnlessAttachedSince)
+	}
+	var rows []models.Elicitation
+	err := s.w(ctx).Raw(query+` RETURNING *`, args...).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
@@ -159,4 +166,10 @@ func (s *Store) ConsumeApproval(ctx context.Context, id, sessionID string, at ti
 			id, sessionID, models.StatusResolved, "accept").
 		Update("consumed_at", at)
 	return res.RowsAffected == 1, res.Error
+}
+
+// TouchAttached records that a client re-attached to a pending prompt.
+func (s *Store) TouchAttached(ctx context.Context, id string, at time.Time) error {
+	return s.w(ctx).Model(&models.Elicitation{}).Where("id = ? AND status = ?", id, models.StatusPending).
+		Update("attached_at", at).Error
 }
