@@ -38,7 +38,8 @@ func (s *Server) streamSession(c echo.Context) error {
 	replayed := map[string]bool{}
 	var sentUpTo int64
 	resumed := false
-	if last, ok := lastEventID(c); ok {
+	last, hasLast := lastEventID(c)
+	if hasLast {
 		evs, retained, err := s.bus.Resume(ctx, sess.ID, last)
 		if err != nil {
 			s.log.Warn("resume stream", "session_id", sess.ID, "err", err)
@@ -56,7 +57,15 @@ func (s *Server) streamSession(c echo.Context) error {
 			resumed = true
 		}
 	}
-	if !resumed && (c.QueryParam("replay") == "pending" || c.Request().Header.Get("Last-Event-ID") != "") {
+	if !resumed {
+		// Live tail from here: what was published before this subscription is not news.
+		head, err := s.bus.Head(ctx, sess.ID)
+		if err != nil {
+			s.log.Warn("stream head", "session_id", sess.ID, "err", err)
+		}
+		sentUpTo = head
+	}
+	if !resumed && (c.QueryParam("replay") == "pending" || hasLast) {
 		pending, rows, err := s.elicit.PendingFor(ctx, sess)
 		if err != nil {
 			return nil // headers are sent; the client reconnects
@@ -91,6 +100,10 @@ func (s *Server) streamSession(c echo.Context) error {
 				return nil
 			}
 		case <-tick.C:
+			// Grants can be revoked while a stream is open: re-check on every heartbeat.
+			if _, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read); err != nil {
+				return nil
+			}
 			if err := writeHeartbeat(w, sess.ID); err != nil {
 				return nil
 			}

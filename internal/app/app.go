@@ -161,7 +161,7 @@ func (a *App) sweep(ctx context.Context) {
 		} else if n > 0 {
 			a.Log.Info("expired stale elicitations", "count", n)
 		}
-		if _, err := a.Store.PruneEvents(ctx, time.Now().Add(-a.Config.EventRetention)); err != nil && ctx.Err() == nil {
+		if _, err := a.Store.PruneEvents(ctx, time.Now().UTC().Add(-a.Config.EventRetention)); err != nil && ctx.Err() == nil {
 			a.Log.Warn("prune stream events", "err", err)
 		}
 		select {

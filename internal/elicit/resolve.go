@@ -68,9 +68,18 @@ func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, vi
 // decide commits d when row is still pending, then — only after the commit — publishes
 // the resolved event on the owner and every ancestor and wakes the waiters.
 func (s *Service) decide(ctx context.Context, id, sessionID string, d store.Decision) (*models.Elicitation, error) {
+	// A decision must not be half-done because the person's HTTP client hung up: once
+	// the statement is sent, waking and publishing follow whatever the caller does.
+	ctx = context.WithoutCancel(ctx)
 	done, err := s.store.DecideElicitation(ctx, id, sessionID, d)
-	if err != nil || done == nil {
+	if err != nil {
+		// The commit may have happened even so: let every waiter re-read the row.
+		s.waiters.wake(id)
+		s.bus.Decided(id)
 		return nil, err
+	}
+	if done == nil {
+		return nil, nil
 	}
 	row := done
 	// Callbacks (metrics, forwarding to the runner) run before anyone can observe the

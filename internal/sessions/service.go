@@ -99,8 +99,10 @@ func (s *Service) CreateSession(ctx context.Context, user string, in SessionInpu
 	}
 	if _, err := s.GetAgent(ctx, user, in.AgentID); err != nil {
 		if s.access.Mode == auth.ModeHeader && in.ParentSessionID != "" && errors.Is(err, errs.ErrNotFound) {
-			// A sub-agent may run under an agent its parent's owner registered.
-			if a, err2 := s.store.GetAgent(ctx, in.AgentID); err2 == nil && a != nil {
+			// A sub-agent may run under its parent's agent, even when someone else
+			// registered it (the parent's access is checked below); not under any other
+			// user's agent.
+			if parent, err2 := s.store.GetSession(ctx, in.ParentSessionID); err2 == nil && parent.AgentID == in.AgentID {
 				err = nil
 			}
 		}

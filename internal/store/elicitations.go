@@ -39,6 +39,9 @@ type Decision struct {
 	UnlessAttachedSince *time.Time
 }
 
+// DecidedChannel is the Postgres NOTIFY channel carrying the ids of decided prompts.
+const DecidedChannel = "gatehouse_decided"
+
 // DecideElicitation moves the row from pending to d.Status when, and only when, it is
 // still pending and owned by sessionID, and returns the decided row — read back by the
 // same statement (RETURNING), so deciding costs one round trip. A nil row with a nil
@@ -61,8 +64,15 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 		query += ` AND (attached_at IS NULL OR attached_at < ?)`
 		args = append(args, *d.UnlessAttachedSince)
 	}
+	query += ` RETURNING *`
+	if s.dialect == Postgres {
+		// The note that wakes waiters on other replicas goes out with the commit itself:
+		// no window in which the decision is stored but nobody is told.
+		query = `WITH d AS (` + query + `) SELECT d.* FROM d
+			CROSS JOIN LATERAL (SELECT pg_notify('` + DecidedChannel + `', d.id)) AS notified`
+	}
 	var rows []models.Elicitation
-	err := s.w(ctx).Raw(query+` RETURNING *`, args...).Scan(&rows).Error
+	err := s.w(ctx).Raw(query, args...).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}

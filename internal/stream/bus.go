@@ -43,6 +43,11 @@ type Bus interface {
 	// Resume returns a session's logged events after seq, oldest first. ok is false
 	// when events after seq are no longer retained (the caller must resynchronise).
 	Resume(ctx context.Context, session string, after int64) (events []Event, ok bool, err error)
+	// Head returns the sequence number of a session's latest logged event (0: none, or
+	// no log). A new live-tail subscriber skips events up to it: on a bus that delivers
+	// through the database, events published just before it subscribed may still be
+	// on their way, and they are not news to it.
+	Head(ctx context.Context, session string) (int64, error)
 }
 
 // Delivery is an event together with the session it was published on.
@@ -182,6 +187,9 @@ func (b *Local) OnDecided(f func(string)) {
 func (b *Local) Resume(context.Context, string, int64) ([]Event, bool, error) {
 	return nil, false, nil
 }
+
+// Head implements Bus: the plain in-process bus keeps no log.
+func (b *Local) Head(context.Context, string) (int64, error) { return 0, nil }
 
 // DropAll disconnects every subscriber (they reconnect and resume from the log).
 func (b *Local) DropAll() {

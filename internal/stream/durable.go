@@ -51,6 +51,11 @@ func (d *Durable) Resume(ctx context.Context, session string, after int64) ([]Ev
 	return resume(ctx, d.st, session, after)
 }
 
+// Head implements Bus.
+func (d *Durable) Head(ctx context.Context, session string) (int64, error) {
+	return d.st.CurrentSeq(ctx, session)
+}
+
 func toLogged(sessions []string, events []Event) []store.LoggedEvent {
 	out := make([]store.LoggedEvent, len(events))
 	for i, ev := range events {
@@ -83,6 +88,11 @@ func resume(ctx context.Context, st *store.Store, session string, after int64) (
 	}
 	if oldest > after+1 {
 		return nil, false, nil // a gap: events after `after` were pruned
+	}
+	if cur, err := st.CurrentSeq(ctx, session); err != nil || after > cur {
+		// An id from the future (a restored database, a made-up value) cannot be
+		// trusted as a resume point.
+		return nil, false, err
 	}
 	if oldest == 0 {
 		// Nothing retained: fine only if nothing was published after `after`.

@@ -18,7 +18,7 @@ import (
 // Channels Gatehouse replicas LISTEN on.
 const (
 	pgEventsChannel  = "gatehouse_events"
-	pgDecidedChannel = "gatehouse_decided"
+	pgDecidedChannel = store.DecidedChannel
 )
 
 // Postgres is the many-replica bus. Publishing appends events to the log and sends a
@@ -91,23 +91,21 @@ func (p *Postgres) Publish(sessions []string, events []Event) {
 	}
 }
 
-// Decided implements Bus: local waiters wake at once; other replicas through NOTIFY.
+// Decided implements Bus: local waiters wake at once. Other replicas hear of every
+// decision from the NOTIFY the deciding statement itself sends with its commit
+// (store.DecideElicitation), so there is nothing more to send here.
 func (p *Postgres) Decided(id string) {
 	p.wake(id)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	db, err := p.st.SQL()
-	if err == nil {
-		_, err = db.ExecContext(ctx, "SELECT pg_notify($1, $2)", pgDecidedChannel, id)
-	}
-	if err != nil {
-		p.log.Error("notify decided", "elicitation_id", id, "err", err)
-	}
 }
 
 // Resume implements Bus.
 func (p *Postgres) Resume(ctx context.Context, session string, after int64) ([]Event, bool, error) {
 	return resume(ctx, p.st, session, after)
+}
+
+// Head implements Bus.
+func (p *Postgres) Head(ctx context.Context, session string) (int64, error) {
+	return p.st.CurrentSeq(ctx, session)
 }
 
 // Ready is closed once the first LISTEN is in place.
