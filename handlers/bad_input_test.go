@@ -63,6 +63,7 @@ func TestBadInputIsA4xxEnvelope(t *testing.T) {
 			cases = append(cases,
 				tc{"form " + r.path, r.method, r.path, formCT, "action=accept&name=x", http.StatusUnsupportedMediaType, "unsupported_media_type"},
 				tc{"text " + r.path, r.method, r.path, "text/plain", `{"action":"accept"}`, http.StatusUnsupportedMediaType, "unsupported_media_type"},
+				tc{"no content type " + r.path, r.method, r.path, "", `{"action":"accept"}`, http.StatusUnsupportedMediaType, "unsupported_media_type"},
 				tc{"3 MiB " + r.path, r.method, r.path, jsonCT, big, http.StatusRequestEntityTooLarge, "payload_too_large"},
 			)
 			if r.badSession != "" {

@@ -14,7 +14,9 @@ import (
 
 // readBody reads the whole (already size-limited) request body and insists on a JSON
 // content type, so that a form post or a stray text body is told so (415) instead of
-// being half-parsed.
+// being half-parsed. A body with no content type at all is refused too: browsers send
+// such a body cross-site without asking, and the API must not take orders from any web
+// page the user happens to visit.
 func readBody(c echo.Context) ([]byte, error) {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	if ct != "" {
@@ -34,6 +36,9 @@ func readBody(c echo.Context) ([]byte, error) {
 			return nil, he
 		}
 		return nil, bad("", "could not read the request body")
+	}
+	if ct == "" && len(bytes.TrimSpace(body)) > 0 {
+		return nil, echo.NewHTTPError(http.StatusUnsupportedMediaType, "send the body as application/json (Content-Type header)")
 	}
 	if err := storableText(body); err != nil {
 		return nil, err
