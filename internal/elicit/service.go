@@ -172,6 +172,10 @@ func (s *Service) open(ctx context.Context, p Prompt, minted bool) (*models.Elic
 			if row.SessionID != p.Session.ID {
 				return nil, errs.Invalid("elicitation_id", "this id belongs to another session")
 			}
+			if !sameRequest(row, p) {
+				// Re-attaching would hand this request the verdict given for another one.
+				return nil, errs.Conflict("elicitation id %s was opened for a different request; use a fresh id for a new request", p.ID)
+			}
 			if row.IsPending() {
 				// Tell every replica a client is back, so a grace period running on the
 				// replica the client left does not abandon the prompt under it.
@@ -352,4 +356,49 @@ func verdictOf(row *models.Elicitation) Verdict {
 // It reports false when the approval was already spent (a replay) or is not accepted.
 func (s *Service) Consume(ctx context.Context, sid, eid string) (bool, error) {
 	return s.store.ConsumeApproval(ctx, eid, sid, s.clock.Now())
+}
+
+// sameRequest reports whether a re-attaching prompt asks what the stored row asked: the
+// same origin and, where the params name them, the same tool and tool input. A verdict
+// is an answer to one request; a client-chosen id must not carry it over to another.
+func sameRequest(row *models.Elicitation, p Prompt) bool {
+	if row.Origin != p.Origin {
+		return false
+	}
+	var stored map[string]any
+	if err := json.Unmarshal(row.Params, &stored); err != nil {
+		return false
+	}
+	for _, key := range []string{"tool_name", "tool_input"} {
+		a, inStored := stored[key]
+		b, inNew := p.Params[key]
+		if inStored != inNew {
+			return false
+		}
+		if inStored && !sameJSON(a, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameJSON compares two values by their canonical JSON: maps encode with sorted keys,
+// and a round trip through float64 spells numbers one way (1.50 and 1.5 are equal).
+func sameJSON(a, b any) bool {
+	ja, errA := canonicalJSON(a)
+	jb, errB := canonicalJSON(b)
+	return errA == nil && errB == nil && ja == jb
+}
+
+func canonicalJSON(v any) (string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	var generic any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		return "", err
+	}
+	out, err := json.Marshal(generic)
+	return string(out), err
 }
