@@ -179,9 +179,11 @@ func (s *Service) open(ctx context.Context, p Prompt, minted bool) (*models.Elic
 			if row.IsPending() {
 				// Tell every replica a client is back, so a grace period running on the
 				// replica the client left does not abandon the prompt under it.
-				if err := s.store.TouchAttached(ctx, row.ID, s.clock.Now()); err != nil {
+				at := s.clock.Now().Truncate(time.Microsecond)
+				if err := s.store.TouchAttached(ctx, row.ID, at); err != nil {
 					return nil, err
 				}
+				row.AttachedAt = &at
 			}
 			return row, nil // re-attach: the row is already published
 		case !errors.Is(err, store.ErrNotFound):
@@ -273,7 +275,7 @@ func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, v
 // gets a full grace of its own, not the rest of the first one.
 func (s *Service) startGrace(row *models.Elicitation) {
 	gen := s.waiters.startGrace(row.ID)
-	hungUp := s.clock.Now()
+	seen := row.AttachedAt // this waiter's own attach stamp
 	go func() {
 		select {
 		case <-s.clock.After(s.grace):
@@ -285,7 +287,7 @@ func (s *Service) startGrace(row *models.Elicitation) {
 		}
 		_, err := s.decide(context.Background(), row.ID, row.SessionID, store.Decision{
 			Status: models.StatusAbandoned, By: "gatehouse", Via: models.ViaGrace, At: s.clock.Now(),
-			UnlessAttachedSince: &hungUp,
+			OnlyIfAttachedAsSeen: true, SeenAttachedAt: seen,
 		})
 		if err != nil {
 			s.log.Error("abandon elicitation", "elicitation_id", row.ID, "err", err)

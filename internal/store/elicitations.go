@@ -34,9 +34,12 @@ type Decision struct {
 	By      string
 	Via     string
 	At      time.Time
-	// UnlessAttachedSince, when set, makes the decision lose if a client re-attached to
-	// the prompt at or after that time (on any replica).
-	UnlessAttachedSince *time.Time
+	// OnlyIfAttachedAsSeen makes the decision lose when a client re-attached to the
+	// prompt (on any replica) after the caller looked: attached_at must still be
+	// SeenAttachedAt (nil: never re-attached). Comparing the stamp itself, not times,
+	// keeps replicas' clocks out of it.
+	OnlyIfAttachedAsSeen bool
+	SeenAttachedAt       *time.Time
 }
 
 // DecidedChannel is the Postgres NOTIFY channel carrying the ids of decided prompts.
@@ -60,9 +63,13 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 		SET status = ?, action = ?, content = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?
 		WHERE id = ? AND session_id = ? AND status = ?`
 	args := []any{d.Status, action, content, d.By, d.Via, d.At, id, sessionID, models.StatusPending}
-	if d.UnlessAttachedSince != nil {
-		query += ` AND (attached_at IS NULL OR attached_at < ?)`
-		args = append(args, *d.UnlessAttachedSince)
+	if d.OnlyIfAttachedAsSeen {
+		if d.SeenAttachedAt == nil {
+			query += ` AND attached_at IS NULL`
+		} else {
+			query += ` AND attached_at = ?`
+			args = append(args, *d.SeenAttachedAt)
+		}
 	}
 	query += ` RETURNING *`
 	if s.dialect == Postgres {
@@ -178,7 +185,8 @@ func (s *Store) ConsumeApproval(ctx context.Context, id, sessionID string, at ti
 	return res.RowsAffected == 1, res.Error
 }
 
-// TouchAttached records that a client re-attached to a pending prompt.
+// TouchAttached records that a client re-attached to a pending prompt. at should have
+// microsecond precision (what Postgres stores), so that it compares equal when read back.
 func (s *Store) TouchAttached(ctx context.Context, id string, at time.Time) error {
 	return s.w(ctx).Model(&models.Elicitation{}).Where("id = ? AND status = ?", id, models.StatusPending).
 		Update("attached_at", at).Error
