@@ -207,7 +207,12 @@ func TestMCPInputRequiredEdgeCases(t *testing.T) {
 			t.Fatalf("timed-out inputResponses = %s", got)
 		}
 
-		// Accept k1 with content, decline k2.
+		// Accept k1 with content, decline k2 — on a server whose input timeout cannot
+		// run out before the test has answered, however loaded the machine is.
+		quickC, quickSID := c, sid
+		patient := testserver.Start(t, db.NewURL(t), "--runner-url", runner.URL, "--mcp-input-timeout", "1m")
+		c = patient.Client("")
+		sid = c.CreateSession(t, c.CreateAgent(t), "", "")
 		st := c.OpenStream(t, "/v1/sessions/"+sid+"/stream")
 		st.WaitHeartbeat(t)
 		call := c.ParkAsync("/v1/sessions/"+sid+"/mcp", rpcCall(2, "tool", map[string]any{}, nil))
@@ -230,9 +235,10 @@ func TestMCPInputRequiredEdgeCases(t *testing.T) {
 			t.Fatalf("inputResponses = %s", got)
 		}
 
-		// The MCP server asks twice: an error after exactly two executes.
+		// The MCP server asks twice (nobody answers; the short timeout declines): an error
+		// after exactly two executes.
 		before := len(runner.Calls())
-		body = rpcPost(t, c, sid, rpcCall(3, "tool", map[string]any{"mode": "twice"}, nil))
+		body = rpcPost(t, quickC, quickSID, rpcCall(3, "tool", map[string]any{"mode": "twice"}, nil))
 		if code, msg := rpcError(t, body); code != -32000 || !strings.Contains(msg, "second time") {
 			t.Fatalf("second input_required: %v", body)
 		}
