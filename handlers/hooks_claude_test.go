@@ -215,7 +215,7 @@ func TestClaudeZeroConfig(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		// The first payload has no session to watch yet, so it runs into the (short)
 		// timeout; that also shows the zero-config "no verdict" answer.
-		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--elicitation-timeout", "2s")
+		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--elicitation-timeout", "5s")
 		c := srv.Client("alice@example.com")
 		const path = "/v1/hooks/claude"
 		first := claudeHookBody("PermissionRequest", "Bash", map[string]any{"command": "ls"})
