@@ -41,14 +41,11 @@ func (s *Server) showApprovePage(c echo.Context) error {
 // resolved through the one resolver and redirected (303) back to the page, which then
 // shows the outcome.
 func (s *Server) postApprovePage(c echo.Context) error {
-	if err := s.checkCSRF(c); err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Edit)
+	sess, err := s.decisionSession(c)
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	eid := c.Param("eid")
 	d, _, err := s.approveData(c, sess, eid)
 	if err != nil {
@@ -215,4 +212,13 @@ func crumbs(path []models.Session) []views.Crumb {
 
 func crumb(s *models.Session) views.Crumb {
 	return views.Crumb{ID: s.ID, Title: s.Title, URL: sessionPath(s.ID)}
+}
+
+// decisionSession guards every browser form that decides a prompt: a valid CSRF token
+// first, then edit access to the session in the path.
+func (s *Server) decisionSession(c echo.Context) (*models.Session, error) {
+	if err := s.checkCSRF(c); err != nil {
+		return nil, err
+	}
+	return s.sessions.Authorize(c.Request().Context(), userOf(c), c.Param("sid"), auth.Edit)
 }

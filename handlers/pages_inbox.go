@@ -12,7 +12,6 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/prompt"
@@ -52,14 +51,11 @@ func (s *Server) inboxEvents(c echo.Context) error {
 // body (the card disappears) plus an out-of-band flash when someone else was first;
 // without JavaScript the browser is redirected back to the list.
 func (s *Server) decideFromList(c echo.Context) error {
-	if err := s.checkCSRF(c); err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Edit)
+	sess, err := s.decisionSession(c)
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	eid := c.Param("eid")
 	row, err := s.ownedRow(c, sess.ID, eid)
 	if err != nil {

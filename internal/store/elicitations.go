@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -102,16 +104,8 @@ func (s *Store) CountPendingBySession(ctx context.Context, ids []string) (map[st
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var rows []struct {
-		SessionID string
-		N         int
-	}
-	err := s.ctx(ctx).Model(&models.Elicitation{}).Select("session_id, COUNT(*) AS n").
-		Where("status = ? AND session_id IN ?", models.StatusPending, ids).Group("session_id").Scan(&rows).Error
-	for _, r := range rows {
-		out[r.SessionID] = r.N
-	}
-	return out, err
+	return scanCounts(s.ctx(ctx).Model(&models.Elicitation{}).Select("session_id, COUNT(*) AS n").
+		Where("status = ? AND session_id IN ?", models.StatusPending, ids).Group("session_id"))
 }
 
 // CountPendingInSubtrees counts, for each of the given sessions, the pending rows owned
@@ -123,16 +117,23 @@ func (s *Store) CountPendingInSubtrees(ctx context.Context, ids []string) (map[s
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var rows []struct {
-		SessionID string
-		N         int
-	}
-	err := s.ctx(ctx).Table("sessions AS s").
+	return scanCounts(s.ctx(ctx).Table("sessions AS s").
 		Select("s.id AS session_id, COUNT(e.id) AS n").
 		Joins("JOIN sessions AS d ON d.root_id = s.root_id AND substr(d.path, 1, length(s.path)) = s.path").
 		Joins("JOIN elicitations AS e ON e.session_id = d.id").
 		Where("e.status = ? AND s.id IN ?", models.StatusPending, ids).
-		Group("s.id").Scan(&rows).Error
+		Group("s.id"))
+}
+
+// scanCounts runs a query selecting (session_id, n) rows into a map; sessions without
+// rows are absent (zero).
+func scanCounts(q *gorm.DB) (map[string]int, error) {
+	var rows []struct {
+		SessionID string
+		N         int
+	}
+	err := q.Scan(&rows).Error
+	out := make(map[string]int, len(rows))
 	for _, r := range rows {
 		out[r.SessionID] = r.N
 	}
