@@ -282,8 +282,6 @@ func startClaude(t *testing.T, bin, model, mcpURL, prompt string, limit time.Dur
 		"DISABLE_ERROR_REPORTING=1",
 		"DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"MCP_TIMEOUT=30000",
-		"MCP_TOOL_TIMEOUT=120000",
 		"HTTP_PROXY=" + dead, "HTTPS_PROXY=" + dead, "http_proxy=" + dead, "https_proxy=" + dead,
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}
