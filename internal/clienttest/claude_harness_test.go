@@ -298,6 +298,9 @@ func startClaude(t *testing.T, bin, model, mcpURL, prompt string, limit time.Dur
 	t.Cleanup(func() {
 		cancel()
 		<-r.done
+		if t.Failed() {
+			t.Logf("claude (%s) exited: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(filepath.Dir(filepath.Dir(bin))), r.err, r.stdout.String(), r.stderr.String())
+		}
 	})
 	return r
 }
