@@ -31,14 +31,15 @@ func timedOut(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), context.DeadlineExceeded)
 }
 
-// humanDuration prints 60s as "60s" and 5m0s as "5m", as a person wrote it.
+// humanDuration prints a timeout as a person writes it: 60s, 90s, 5m, 1h.
 func humanDuration(d time.Duration) string {
-	s := d.String()
-	if len(s) > 4 && s[len(s)-4:] == "m0s" {
-		s = s[:len(s)-2]
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d >= 2*time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d >= time.Second && d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
 	}
-	if len(s) > 4 && s[len(s)-4:] == "h0m" {
-		s = s[:len(s)-2]
-	}
-	return s
+	return d.String()
 }
