@@ -98,6 +98,9 @@ func (p *Pool) acquire(ctx context.Context, sid string, srv Server, tool string)
 		return nil, errorf("MCP server %s is not available: Gatehouse is shutting down", srv.Name)
 	}
 	s := p.sessions[k]
+	if s != nil && s.closed() {
+		s = nil // died between calls; its watcher has not forgotten it yet
+	}
 	if s == nil {
 		s = newSession(k, srv)
 		p.sessions[k] = s

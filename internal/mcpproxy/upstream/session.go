@@ -112,6 +112,16 @@ func (s *session) callingTool() string {
 	return s.tools[0]
 }
 
+// closed reports whether the connection is already gone.
+func (s *session) closed() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // hasExited reports whether the connection is gone (the process has been waited),
 // giving the SDK up to d to notice: a crash fails the call a moment before the
 // connection finishes closing.
