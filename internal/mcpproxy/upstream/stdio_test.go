@@ -3,11 +3,15 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -360,4 +364,56 @@ func TestElicitation(t *testing.T) {
 	if out := text(t, res); !strings.Contains(out, "declined") {
 		t.Errorf("without Elicit the tool answered %q", out)
 	}
+}
+
+// TestConcurrentFirstCalls: calls racing to open the same upstream session share one
+// process.
+func TestConcurrentFirstCalls(t *testing.T) {
+	var started atomic.Int64
+	p := New(&Config{Servers: []Server{everything(t)}}, Options{Log: slog.New(countingHandler{
+		Handler: slog.NewTextHandler(t.Output(), nil), msg: "mcp server started", n: &started,
+	})})
+	t.Cleanup(func() { p.Close() })
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			msg := fmt.Sprintf("call %d", i)
+			res, err := p.Call(t.Context(), "s", "everything__echo", json.RawMessage(fmt.Sprintf(`{"message":%q}`, msg)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if got := text(t, res); got != "Echo: "+msg {
+				t.Errorf("echo answered %q, want %q", got, "Echo: "+msg)
+			}
+		})
+	}
+	wg.Wait()
+	if n := started.Load(); n != 1 {
+		t.Errorf("%d processes started for one session", n)
+	}
+}
+
+// countingHandler counts the log records with one message.
+type countingHandler struct {
+	slog.Handler
+	msg string
+	n   *atomic.Int64
+}
+
+func (h countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h countingHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.n.Add(1)
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h countingHandler) WithAttrs(a []slog.Attr) slog.Handler {
+	return countingHandler{h.Handler.WithAttrs(a), h.msg, h.n}
+}
+
+func (h countingHandler) WithGroup(g string) slog.Handler {
+	return countingHandler{h.Handler.WithGroup(g), h.msg, h.n}
 }
