@@ -119,12 +119,13 @@ type claudeTap struct {
 	mu        sync.Mutex
 	target    *url.URL
 	exchanges []*claudeExchange
+	changed   chan struct{} // closed and replaced on every request and answer chunk
 }
 
 // newClaudeTap listens at once; it forwards to the server set with Target, so the tap's
 // address can be the server's --public-url.
 func newClaudeTap(t testing.TB) *claudeTap {
-	tap := &claudeTap{}
+	tap := &claudeTap{changed: make(chan struct{})}
 	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
 		tap.mu.Lock()
 		target := tap.target
@@ -141,7 +142,7 @@ func newClaudeTap(t testing.TB) *claudeTap {
 		tap.mu.Lock()
 		ex.Status, ex.RespHeader = resp.StatusCode, resp.Header.Clone()
 		tap.mu.Unlock()
-		resp.Body = claudeTee{resp.Body, ex.RespBody, &tap.mu}
+		resp.Body = claudeTee{resp.Body, ex.RespBody, tap}
 		return nil
 	}
 	tap.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -150,6 +151,7 @@ func newClaudeTap(t testing.TB) *claudeTap {
 		ex := &claudeExchange{Method: req.Method, Path: req.URL.Path, ReqHeader: req.Header.Clone(), ReqBody: string(raw), RespBody: &bytes.Buffer{}}
 		tap.mu.Lock()
 		tap.exchanges = append(tap.exchanges, ex)
+		tap.notifyLocked()
 		tap.mu.Unlock()
 		proxy.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), claudeTapKey{}, ex)))
 	}))
@@ -173,15 +175,55 @@ func (tap *claudeTap) Target(t testing.TB, server string) {
 type claudeTee struct {
 	io.ReadCloser
 	buf *bytes.Buffer
-	mu  *sync.Mutex
+	tap *claudeTap
 }
 
 func (c claudeTee) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
-	c.mu.Lock()
+	c.tap.mu.Lock()
 	c.buf.Write(p[:n])
-	c.mu.Unlock()
+	c.tap.notifyLocked()
+	c.tap.mu.Unlock()
 	return n, err
+}
+
+func (tap *claudeTap) notifyLocked() {
+	close(tap.changed)
+	tap.changed = make(chan struct{})
+}
+
+// claudeWaiting reports whether Claude Code is waiting on Gatehouse for a verdict: it
+// retried a call with the requestState of an input_required answer (2026-07-28), or
+// Gatehouse holds its call open with progress notifications (older versions).
+func claudeWaiting(exchanges []*claudeExchange) bool {
+	for _, ex := range exchanges {
+		if strings.Contains(ex.ReqBody, `"requestState"`) || strings.Contains(ex.RespBody.String(), `"notifications/progress"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitClaudeWaiting waits until Claude Code waits on Gatehouse for the verdict (see
+// claudeWaiting), failing at once if Claude exits first, or after within.
+func (tap *claudeTap) WaitClaudeWaiting(t *testing.T, run *claudeRun, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		tap.mu.Lock()
+		ch, ok := tap.changed, claudeWaiting(tap.exchanges)
+		tap.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-run.done:
+			t.Fatalf("claude exited (%v) instead of waiting for the person's verdict\n%s", run.err, run.Output())
+		case <-deadline:
+			t.Fatalf("claude was not waiting for a verdict within %s", within)
+		}
+	}
 }
 
 // Transcript renders every exchange: method, the MCP headers, request and answer bodies.

@@ -60,6 +60,9 @@ func TestClaudeCodeApprovedDeployRunsOnce(t *testing.T) {
 				run := startClaude(t, bin, f.model.URL, f.MCPURL(), "deploy to prod", claudeRunLimit)
 				ev := f.waitPrompt(t, run, claudeWait)
 				eid, _ := ev["elicitation_id"].(string)
+				// Decide while Claude Code waits on Gatehouse (its retry held, or its call
+				// held open), as when a person takes a moment to look.
+				f.tap.WaitClaudeWaiting(t, run, claudeWait)
 				if f.runner.Runs() != 0 {
 					t.Fatalf("the runner ran before anyone approved")
 				}
@@ -96,6 +99,7 @@ func TestClaudeCodeDeclinedDeployNeverRuns(t *testing.T) {
 				run := startClaude(t, bin, f.model.URL, f.MCPURL(), "deploy to prod", claudeRunLimit)
 				ev := f.waitPrompt(t, run, claudeWait)
 				eid, _ := ev["elicitation_id"].(string)
+				f.tap.WaitClaudeWaiting(t, run, claudeWait)
 				f.srv.DecideOnPage(t, "", f.sid, eid, "decline", reason)
 				run.Wait(t, claudeWait)
 				tr := f.model.WaitToolResult(t, time.Second)
