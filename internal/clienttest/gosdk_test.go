@@ -42,7 +42,7 @@ func TestGoSDKURLMode(t *testing.T) {
 				for _, action := range []string{"accept", "decline"} {
 					t.Run(version+"/"+style+"/"+action, func(t *testing.T) {
 						caps := &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}
-						goSDKDeploy(t, startProxy(t, db, true), version, caps, style, action)
+						goSDKDeploy(t, startProxy(t, db, "--public-url", publicURL), version, caps, style, action)
 					})
 				}
 			}
@@ -59,9 +59,66 @@ func TestGoSDKFormOnly(t *testing.T) {
 		for _, version := range goVersions {
 			for _, action := range []string{"accept", "decline"} {
 				t.Run(version+"/"+action, func(t *testing.T) {
-					goSDKDeploy(t, startProxy(t, db, true), version, &sdk.ElicitationCapabilities{}, waits, action)
+					goSDKDeploy(t, startProxy(t, db, "--public-url", publicURL), version, &sdk.ElicitationCapabilities{}, waits, action)
 				})
 			}
+		}
+	})
+}
+
+// TestGoSDKRetryWhilePending: with --mcp-retry-wait 1s, a client that consents at once
+// retries while nobody has decided yet. The held retry must give up after the wait and
+// hand the client the same prompt again (the same link; at older revisions the same
+// elicitationId) — never a second prompt, never a run — and once the person approves,
+// the next retry runs the tool exactly once.
+func TestGoSDKRetryWhilePending(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		for _, version := range goVersions {
+			t.Run(version, func(t *testing.T) {
+				p := startProxy(t, db, "--public-url", publicURL, "--mcp-retry-wait", "1s")
+				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				defer cancel()
+				asked := make(chan *sdk.ElicitParams, 16)
+				handle := func(_ context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+					select {
+					case asked <- params:
+					default:
+					}
+					return &sdk.ElicitResult{Action: "accept"}, nil // consent only
+				}
+				caps := &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}
+				cs, _ := connectGo(ctx, t, p, version, caps, handle)
+				defer cs.Close()
+				done := callDeployAsync(ctx, cs, handle)
+				eid := p.waitPrompt(t)
+				for i := 1; i <= 2; i++ {
+					select {
+					case params := <-asked:
+						p.checkURL(t, params.URL, eid)
+					case o := <-done:
+						t.Fatalf("the call ended while the prompt was pending (ask %d): %+v %v", i, o.res, o.err)
+					case <-time.After(20 * time.Second):
+						t.Fatalf("the client was not asked a %d. time within 20s of a 1s retry wait", i)
+					}
+				}
+				if n := p.runner.runs.Load(); n != 0 {
+					t.Fatalf("deploy ran %d times before anyone decided", n)
+				}
+				p.decide(t, eid, "accept")
+				var o outcome
+				select {
+				case o = <-done:
+				case <-time.After(30 * time.Second):
+					t.Fatal("the client got no answer within 30s of the approval")
+				}
+				if o.err != nil {
+					t.Errorf("call deploy: %v", o.err)
+				} else {
+					checkToolResult(t, o.res.IsError, toolText(o.res), "accept")
+				}
+				checkSameIDs(t, o.ids)
+				p.checkOutcome(t, eid, "accept")
+			})
 		}
 	})
 }
@@ -80,7 +137,10 @@ func goSDKDeploy(t *testing.T, p *proxy, version string, caps *sdk.ElicitationCa
 	var calls atomic.Int32
 	handle := func(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 		calls.Add(1)
-		asked <- params
+		select {
+		case asked <- params:
+		default: // asked far too often; the count below reports it
+		}
 		if style == waits {
 			select {
 			case <-decided:
@@ -96,43 +156,10 @@ func goSDKDeploy(t *testing.T, p *proxy, version string, caps *sdk.ElicitationCa
 		}
 		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approved": true}}, nil
 	}
-	var progress atomic.Int32
-	client := sdk.NewClient(&sdk.Implementation{Name: "gatehouse-clienttest", Version: "1"}, &sdk.ClientOptions{
-		Capabilities: &sdk.ClientCapabilities{Elicitation: caps},
-		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-			return handle(ctx, req.Params)
-		},
-		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { progress.Add(1) },
-	})
-	opts := &sdk.ClientSessionOptions{}
-	if !modern {
-		opts.ProtocolVersion = version
-	}
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.endpoint, MaxRetries: -1}, opts)
-	if err != nil {
-		t.Fatalf("connect at %s: %v", version, err)
-	}
+	cs, progress := connectGo(ctx, t, p, version, caps, handle)
 	defer cs.Close()
-	if got := cs.InitializeResult().ProtocolVersion; got != version {
-		t.Fatalf("negotiated %q, want %q", got, version)
-	}
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "deploy" {
-		t.Fatalf("tools/list: %v %+v", err, tools)
-	}
 
-	type outcome struct {
-		res *sdk.CallToolResult
-		ids []string // elicitationIds of every -32042 the client got
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		params := &sdk.CallToolParams{Name: "deploy", Arguments: map[string]any{"target": "prod"}}
-		params.SetProgressToken("deploy-prod")
-		res, ids, err := callFollowingURLErrors(ctx, cs, params, handle)
-		done <- outcome{res, ids, err}
-	}()
+	done := callDeployAsync(ctx, cs, handle)
 
 	eid := p.waitPrompt(t)
 	// What the client is handed depends on the revision and what it declared.
@@ -182,13 +209,64 @@ func goSDKDeploy(t *testing.T, p *proxy, version string, caps *sdk.ElicitationCa
 	case !wantAsked && n != 0:
 		t.Errorf("the elicitation handler ran %d times: a %s client without URL mode must not be asked (its call is held open)", n, version)
 	}
-	for _, id := range o.ids[min(1, len(o.ids)):] {
-		if id != o.ids[0] {
-			t.Errorf("-32042 elicitationIds changed between retries: %v", o.ids)
-		}
-	}
+	checkSameIDs(t, o.ids)
 	p.checkOutcome(t, eid, action)
 	t.Logf("progress notifications: %d", progress.Load())
+}
+
+// outcome is how a Go client's deploy call ended.
+type outcome struct {
+	res *sdk.CallToolResult
+	ids []string // elicitationIds of every -32042 the client got
+	err error
+}
+
+// callDeployAsync calls deploy (with a progress token) in the background.
+func callDeployAsync(ctx context.Context, cs *sdk.ClientSession,
+	handle func(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error)) <-chan outcome {
+	done := make(chan outcome, 1)
+	go func() {
+		params := &sdk.CallToolParams{Name: "deploy", Arguments: map[string]any{"target": "prod"}}
+		params.SetProgressToken("deploy-prod")
+		res, ids, err := callFollowingURLErrors(ctx, cs, params, handle)
+		done <- outcome{res, ids, err}
+	}()
+	return done
+}
+
+// connectGo connects a Go SDK client to the proxy at version (2026-07-28 is the SDK's
+// default) declaring caps, with handle as its elicitation handler, and checks the
+// negotiated revision and the tool list. It returns the session and a counter of the
+// progress notifications it received.
+func connectGo(ctx context.Context, t *testing.T, p *proxy, version string, caps *sdk.ElicitationCapabilities,
+	handle func(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error)) (*sdk.ClientSession, *atomic.Int32) {
+	t.Helper()
+	progress := new(atomic.Int32)
+	client := sdk.NewClient(&sdk.Implementation{Name: "gatehouse-clienttest", Version: "1"}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{Elicitation: caps},
+		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return handle(ctx, req.Params)
+		},
+		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { progress.Add(1) },
+	})
+	opts := &sdk.ClientSessionOptions{}
+	if version != "2026-07-28" {
+		opts.ProtocolVersion = version
+	}
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.endpoint, MaxRetries: -1}, opts)
+	if err != nil {
+		t.Fatalf("connect at %s: %v", version, err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		cs.Close()
+		t.Fatalf("negotiated %q, want %q", got, version)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "deploy" {
+		cs.Close()
+		t.Fatalf("tools/list: %v %+v", err, tools)
+	}
+	return cs, progress
 }
 
 // callFollowingURLErrors calls a tool the way a Go SDK app that supports URL mode on
@@ -218,6 +296,17 @@ func callFollowingURLErrors(ctx context.Context, cs *sdk.ClientSession, params *
 		}
 	}
 	return nil, ids, errors.New("still -32042 after 5 tries")
+}
+
+// checkSameIDs fails unless every -32042 a call got named the same elicitation.
+func checkSameIDs(t testing.TB, ids []string) {
+	t.Helper()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Errorf("-32042 elicitationIds changed between retries: %v", ids)
+			return
+		}
+	}
 }
 
 // toolText joins a tool result's text blocks.

@@ -28,8 +28,8 @@ const askDeployPolicy = `policies:
     reason: Deploys need a person
 `
 
-// publicURL is the --public-url of servers started with withPublicURL: the approval
-// links a client is handed must be absolute and start with it.
+// publicURL is a --public-url for startProxy: the approval links a client is handed
+// must then be absolute and start with it.
 const publicURL = "https://gatehouse.example.test"
 
 // deployRunner stands in for the external MCP runner: one tool, deploy, that counts
@@ -86,21 +86,23 @@ type proxy struct {
 	events   *testserver.Stream
 }
 
-// startProxy starts the server with the flags of the contract. withPublicURL sets
-// --public-url, so the approval links must be built from it rather than the host.
-func startProxy(t *testing.T, db testserver.DB, withPublicURL bool) *proxy {
+// startProxy starts the server with the flags of the contract, then extra flags (a
+// later flag wins). With --public-url among them, approval links must be built from it
+// rather than from the request's host.
+func startProxy(t *testing.T, db testserver.DB, extra ...string) *proxy {
 	t.Helper()
 	runner := newDeployRunner(t)
 	policy := filepath.Join(t.TempDir(), "policies.yaml")
 	if err := os.WriteFile(policy, []byte(askDeployPolicy), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	flags := []string{"--runner-url", runner.URL, "--policy-file", policy, "--elicitation-mode", "url",
-		"--mcp-retry-wait", "30s", "--mcp-approval-ttl", "15m"}
+	flags := append([]string{"--runner-url", runner.URL, "--policy-file", policy, "--elicitation-mode", "url",
+		"--mcp-retry-wait", "30s", "--mcp-approval-ttl", "15m"}, extra...)
 	p := &proxy{runner: runner}
-	if withPublicURL {
-		flags = append(flags, "--public-url", publicURL)
-		p.public = publicURL
+	for i, f := range flags[:len(flags)-1] {
+		if f == "--public-url" {
+			p.public = flags[i+1]
+		}
 	}
 	p.srv = testserver.Start(t, db.NewURL(t), flags...)
 	p.c = p.srv.Client("")
@@ -200,3 +202,4 @@ func eidFromURL(url string) string {
 	}
 	return url[i+1:]
 }
+
