@@ -202,4 +202,3 @@ func eidFromURL(url string) string {
 	}
 	return url[i+1:]
 }
-
