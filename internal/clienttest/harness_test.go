@@ -194,11 +194,3 @@ func (p *proxy) promptsEver(t testing.TB) []string {
 	}
 }
 
-// eidFromURL returns the prompt id at the end of an approval link (or "").
-func eidFromURL(url string) string {
-	i := strings.LastIndex(url, "/")
-	if i < 0 {
-		return ""
-	}
-	return url[i+1:]
-}
