@@ -193,4 +193,3 @@ func (p *proxy) promptsEver(t testing.TB) []string {
 		}
 	}
 }
-
