@@ -151,9 +151,9 @@ func goSDKDeploy(t *testing.T, p *proxy, version string, caps *sdk.ElicitationCa
 		if params.Mode == "url" {
 			return &sdk.ElicitResult{Action: "accept"}, nil // consent: the link was opened
 		}
-		if action == "decline" {
-			return &sdk.ElicitResult{Action: "decline"}, nil
-		}
+		// The verdict is the one given on the approval page. The client's own form
+		// answer comes after it and says "go on" even after a decline: it must not
+		// turn the person's decline into a run.
 		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approved": true}}, nil
 	}
 	cs, progress := connectGo(ctx, t, p, version, caps, handle)
