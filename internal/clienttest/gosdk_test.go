@@ -52,7 +52,8 @@ func TestGoSDKURLMode(t *testing.T) {
 
 // TestGoSDKFormOnly: a Go SDK client that declares `elicitation: {}` (form only, like
 // older Claude Code). At 2026-07-28 it gets a form input request its handler answers
-// after the person decided; older revisions never see an elicitation: the tools/call
+// after the person decided (always "approved": the page's verdict wins, so a decline
+// still must not run the tool); older revisions never see an elicitation: the tools/call
 // answer is an SSE stream held open (with progress) until the person decides.
 func TestGoSDKFormOnly(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
