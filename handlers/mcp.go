@@ -1,54 +1,48 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
-	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
-	"github.com/gatehouse-dev/gatehouse/internal/runner"
-	"github.com/gatehouse-dev/gatehouse/models"
+	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 )
 
-// mcpPost is the MCP proxy (§6.5): one JSON-RPC 2.0 message per POST, answered with
-// plain JSON (never SSE) and no Mcp-Session-Id — the proxy is stateless, the session
-// is the Gatehouse session in the path. Protocol errors travel in a 200 body.
+// mcpPost is the MCP proxy (§6.5): one JSON-RPC 2.0 message per POST. The answer is
+// plain JSON, or an SSE stream when the proxy holds a call open with progress
+// notifications (clients that cannot be sent elsewhere to approve).
 func (s *Server) mcpPost(c echo.Context) error {
 	ctx := c.Request().Context()
 	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Edit)
 	if err != nil {
 		return err
 	}
-	if s.runner == nil {
+	if !s.mcp.Available() {
 		return errs.ErrRunnerUnavailable
 	}
 	body, err := readBody(c)
 	if err != nil {
 		return err
 	}
-	msg, rpcErr := mcp.Parse(body)
-	if rpcErr != nil {
-		return c.JSON(http.StatusOK, mcp.Fail(msg.ID, rpcErr))
-	}
-	if msg.Kind != mcp.KindRequest {
-		// Notifications (notifications/initialized, …) and stray responses.
-		return c.NoContent(http.StatusAccepted)
-	}
-	resp, err := s.mcpDispatch(ctx, sess, userOf(c), msg)
-	if errors.Is(err, elicit.ErrClientGone) || (err != nil && ctx.Err() != nil) {
+	h := c.Request().Header
+	out := &mcpResponse{c: c}
+	reply, err := s.mcp.Serve(ctx, mcpproxy.Request{Session: sess, User: userOf(c), Body: body,
+		ProtocolHeader: h.Get("MCP-Protocol-Version"), ClientToken: h.Get("Mcp-Session-Id"), BaseURL: s.baseURL(c)}, out)
+	if errors.Is(err, mcpproxy.ErrClientGone) || (err != nil && ctx.Err() != nil) {
 		return nil // the client hung up; nobody reads an answer
 	}
 	if err != nil {
-		s.log.Error("mcp request failed", "request_id", requestID(c), "session_id", sess.ID, "method", msg.Method, "err", err)
-		resp = mcp.Fail(msg.ID, mcp.Errorf(mcp.CodeApplication, "internal error"))
+		s.log.Error("mcp request failed", "request_id", requestID(c), "session_id", sess.ID, "err", err)
+		reply = mcpproxy.Reply{Status: http.StatusOK, Body: mcp.Fail(nil, mcp.Errorf(mcp.CodeApplication, "internal error"))}
 	}
-	return c.JSON(http.StatusOK, resp)
+	return out.finish(reply)
 }
 
 // mcpOtherMethod answers GET (the optional server-to-client SSE stream) and DELETE (end
@@ -59,51 +53,90 @@ func (s *Server) mcpOtherMethod(c echo.Context) error {
 	return echo.NewHTTPError(http.StatusMethodNotAllowed, "the MCP endpoint takes POST only")
 }
 
-func (s *Server) mcpDispatch(ctx context.Context, sess *models.Session, user string, msg mcp.Message) (mcp.Response, error) {
-	switch msg.Method {
-	case "server/discover":
-		return mcp.Result(msg.ID, mcp.DiscoverResult(mcp.ServerInfo(""))), nil
-	case "initialize":
-		return mcp.Result(msg.ID, mcp.InitializeResult(msg.Params, mcp.ServerInfo(""))), nil
-	case "ping":
-		return mcp.Result(msg.ID, map[string]any{}), nil
-	case "tools/list":
-		return s.mcpToolsList(ctx, sess, msg)
-	case "tools/call":
-		return s.mcpToolsCall(ctx, sess, user, msg)
+// baseURL is the absolute base of links handed to MCP clients: --public-url, else the
+// request's own scheme and host — taken from X-Forwarded-Proto/-Host only when a
+// trusted proxy sent them (anyone else could point the links elsewhere).
+func (s *Server) baseURL(c echo.Context) string {
+	if s.publicURL != "" {
+		return s.publicURL
 	}
-	return mcp.Fail(msg.ID, mcp.Errorf(mcp.CodeMethodNotFound, "method not found: %s", msg.Method)), nil
+	r := c.Request()
+	scheme, host := "http", r.Host
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if s.ident.Trusted(r.RemoteAddr) {
+		if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+			scheme = p
+		}
+		if fh := r.Header.Get("X-Forwarded-Host"); fh != "" && validHost(fh) {
+			host = fh
+		}
+	}
+	return scheme + "://" + host
 }
 
-// mcpToolsList answers with the runner's tool list.
-func (s *Server) mcpToolsList(ctx context.Context, sess *models.Session, msg mcp.Message) (mcp.Response, error) {
-	params := map[string]any{}
-	var p struct {
-		Cursor string `json:"cursor"`
+// validHost accepts host[:port] with no path, user info or spaces.
+func validHost(h string) bool {
+	for _, r := range h {
+		if r <= ' ' || r == '/' || r == '@' || r == '?' || r == '#' || r == '\\' || r > '~' {
+			return false
+		}
 	}
-	if json.Unmarshal(msg.Params, &p) == nil && p.Cursor != "" {
-		params["cursor"] = p.Cursor
+	return h != ""
+}
+
+// mcpResponse writes a proxy reply: JSON, or — once the proxy sends a notification —
+// an SSE stream whose last event is the JSON-RPC answer.
+type mcpResponse struct {
+	c         echo.Context
+	streaming bool
+}
+
+// begin turns the response into an event stream (once).
+func (m *mcpResponse) begin() {
+	if m.streaming {
+		return
 	}
-	raw, err := s.runner.Execute(ctx, sess.ID, "tools/list", params)
+	m.streaming = true
+	w := m.c.Response()
+	w.Header().Set(echo.HeaderContentType, "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	// A held call may wait for hours: no server write deadline for this response.
+	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+}
+
+// Send writes one JSON-RPC message as an SSE "message" event.
+func (m *mcpResponse) Send(msg any) error {
+	data, err := json.Marshal(msg)
 	if err != nil {
-		return s.runnerFailure(msg, sess, err)
+		return err
 	}
-	result, rpcErr := mcp.ParseRunnerToolsList(raw)
-	if rpcErr != nil {
-		return mcp.Fail(msg.ID, rpcErr), nil
-	}
-	return mcp.Result(msg.ID, result), nil
+	m.begin()
+	return writeFrame(m.c.Response(), "message", data)
 }
 
-// runnerFailure turns a runner error into a JSON-RPC error the client may read.
-func (s *Server) runnerFailure(msg mcp.Message, sess *models.Session, err error) (mcp.Response, error) {
-	if errors.Is(err, context.Canceled) {
-		return mcp.Response{}, elicit.ErrClientGone
+// Keepalive writes an SSE comment.
+func (m *mcpResponse) Keepalive() error {
+	m.begin()
+	w := m.c.Response()
+	if _, err := fmt.Fprint(w, ": waiting for a person to decide\n\n"); err != nil {
+		return err
 	}
-	var re *runner.Error
-	if errors.As(err, &re) {
-		s.log.Warn("runner failed", "session_id", sess.ID, "method", msg.Method, "err", err)
-		return mcp.Fail(msg.ID, mcp.Errorf(mcp.CodeApplication, "%s", re.Msg)), nil
+	return http.NewResponseController(w.Writer).Flush()
+}
+
+func (m *mcpResponse) finish(r mcpproxy.Reply) error {
+	if m.streaming {
+		return m.Send(r.Body)
 	}
-	return mcp.Response{}, err
+	if r.ClientToken != "" {
+		m.c.Response().Header().Set("Mcp-Session-Id", r.ClientToken)
+	}
+	if r.Body == nil {
+		return m.c.NoContent(r.Status)
+	}
+	return m.c.JSON(r.Status, r.Body)
 }

@@ -27,6 +27,7 @@ const mcpPolicies = `policies:
 var testSecret = strings.Repeat("m", 32)
 
 type mrtrFixture struct {
+	srv    *testserver.Server
 	c      *testserver.Client
 	runner *fakeRunner
 	sid    string
@@ -37,11 +38,13 @@ type mrtrFixture struct {
 func newMRTRFixture(t *testing.T, db testserver.DB, flags ...string) *mrtrFixture {
 	t.Helper()
 	runner := echoRunner(t)
-	args := append([]string{"--runner-url", runner.URL, "--policy-file", policyFile(t, mcpPolicies), "--session-secret", testSecret}, flags...)
+	// A retry of a pending approval waits --mcp-retry-wait for the verdict; keep it short.
+	args := append([]string{"--runner-url", runner.URL, "--policy-file", policyFile(t, mcpPolicies), "--session-secret", testSecret,
+		"--mcp-retry-wait", "200ms"}, flags...)
 	srv := testserver.Start(t, db.NewURL(t), args...)
 	c := srv.Client("")
 	agent := c.CreateAgent(t)
-	f := &mrtrFixture{c: c, runner: runner, sid: c.CreateSession(t, agent, "", ""), other: c.CreateSession(t, agent, "", "")}
+	f := &mrtrFixture{srv: srv, c: c, runner: runner, sid: c.CreateSession(t, agent, "", ""), other: c.CreateSession(t, agent, "", "")}
 	f.stream = c.OpenStream(t, "/v1/sessions/"+f.sid+"/stream")
 	f.stream.WaitHeartbeat(t)
 	return f
@@ -86,6 +89,16 @@ func retryExtra(eid, state, action string) map[string]any {
 	return map[string]any{"requestState": state, "inputResponses": map[string]any{eid: map[string]any{"action": action, "content": map[string]any{"approved": true}}}}
 }
 
+// wantToolError wants a tool result with isError whose text contains contains: how a
+// person's "no" reaches the client (its model reads it), unlike protocol errors.
+func wantToolError(t *testing.T, body map[string]any, contains string) {
+	t.Helper()
+	res, ok := body["result"].(map[string]any)
+	if !ok || res["isError"] != true || !strings.Contains(mustJSON(res["content"]), contains) {
+		t.Fatalf("want an isError result containing %q, got %v", contains, body)
+	}
+}
+
 func wantRPCError(t *testing.T, body map[string]any, contains string) {
 	t.Helper()
 	code, msg := rpcError(t, body)
@@ -95,8 +108,9 @@ func wantRPCError(t *testing.T, body map[string]any, contains string) {
 }
 
 // TestMCPPolicyDenyAndAskRoundTrip: DENY is a JSON-RPC error and runs nothing; ASK
-// answers the §6.5 MRTR result at once (URL mode), and the retry runs the tool only
-// after a person accepted the prompt, for exactly the approved call.
+// answers the §6.5 MRTR result at once (URL mode, absolute link), a retry while the
+// prompt is pending waits --mcp-retry-wait and is handed the same prompt again, and
+// the retry runs the tool only after a person accepted, for exactly the approved call.
 func TestMCPPolicyDenyAndAskRoundTrip(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		f := newMRTRFixture(t, db)
@@ -107,7 +121,7 @@ func TestMCPPolicyDenyAndAskRoundTrip(t *testing.T) {
 
 		args := map[string]any{"env": "prod", "replicas": 3}
 		eid, params, state, published := f.ask(t, 11, args, nil)
-		want := `{"elicitationId":"` + eid + `","message":"ask_deploy: Deploys need a person","mode":"url","url":"/approve/` + f.sid + `/` + eid + `"}`
+		want := `{"message":"ask_deploy: Deploys need a person","mode":"url","url":"` + f.srv.URL + `/approve/` + f.sid + `/` + eid + `"}`
 		if got := mustJSON(params); got != want {
 			t.Fatalf("MRTR params\n got %s\nwant %s", got, want)
 		}
@@ -119,8 +133,12 @@ func TestMCPPolicyDenyAndAskRoundTrip(t *testing.T) {
 			t.Fatal("no requestState")
 		}
 
-		// The client claims acceptance before anyone decided: refused.
-		wantRPCError(t, rpcPost(t, f.c, f.sid, rpcCall(12, "deploy", args, retryExtra(eid, state, "accept"))), "still pending")
+		// The client claims acceptance before anyone decided: after the bounded wait it
+		// is handed the same prompt again, and nothing runs.
+		again := rpcPost(t, f.c, f.sid, rpcCall(12, "deploy", args, retryExtra(eid, state, "accept")))
+		if res, _ := again["result"].(map[string]any); res == nil || res["resultType"] != "input_required" || dig(t, res["inputRequests"], eid) == nil {
+			t.Fatalf("retry while pending: %v", again)
+		}
 		if n := len(f.runner.Calls()); n != 0 {
 			t.Fatalf("the runner ran %d times before any approval", n)
 		}
@@ -173,19 +191,22 @@ func TestMCPRequestStateCannotBeForged(t *testing.T) {
 			})
 		}
 
-		// A person declines: the retry is denied with the declined reason.
+		// A person declines: the retry gets an isError result saying who declined.
 		f.resolve(t, eid, "decline")
-		wantRPCError(t, rpcPost(t, f.c, f.sid, rpcCall(3, "deploy", args, retryExtra(eid, state, "accept"))), "Denied by policy: Approval was declined.")
+		wantToolError(t, rpcPost(t, f.c, f.sid, rpcCall(3, "deploy", args, retryExtra(eid, state, "accept"))), "Declined by local in Gatehouse")
 
-		// A person cancels: not granted.
-		eid2, _, state2, _ := f.ask(t, 4, args, nil)
+		// A person cancels: no approval. (Other arguments: the same call just declined
+		// would be answered with that decline instead of a new prompt.)
+		args2 := map[string]any{"env": "staging"}
+		eid2, _, state2, _ := f.ask(t, 4, args2, nil)
 		f.resolve(t, eid2, "cancel")
-		wantRPCError(t, rpcPost(t, f.c, f.sid, rpcCall(5, "deploy", args, retryExtra(eid2, state2, "accept"))), "Approval was not granted.")
+		wantToolError(t, rpcPost(t, f.c, f.sid, rpcCall(5, "deploy", args2, retryExtra(eid2, state2, "accept"))), "was cancelled")
 
 		// A person accepts but the client says it declined: the client's no stands.
-		eid3, _, state3, _ := f.ask(t, 6, args, nil)
+		args3 := map[string]any{"env": "dev"}
+		eid3, _, state3, _ := f.ask(t, 6, args3, nil)
 		f.resolve(t, eid3, "accept")
-		wantRPCError(t, rpcPost(t, f.c, f.sid, rpcCall(7, "deploy", args, retryExtra(eid3, state3, "decline"))), "declined by the client")
+		wantToolError(t, rpcPost(t, f.c, f.sid, rpcCall(7, "deploy", args3, retryExtra(eid3, state3, "decline"))), "Declined at the MCP client")
 
 		// A correctly signed state naming a prompt that is not a policy approval (an
 		// accepted Claude hook prompt of the same session) runs nothing.
@@ -200,7 +221,7 @@ func TestMCPRequestStateCannotBeForged(t *testing.T) {
 			t.Fatalf("the runner ran %d times", n)
 		}
 		// And the legitimate path still works for the accepted prompt.
-		body := rpcPost(t, f.c, f.sid, rpcCall(9, "deploy", args, map[string]any{"requestState": state3}))
+		body := rpcPost(t, f.c, f.sid, rpcCall(9, "deploy", args3, map[string]any{"requestState": state3}))
 		if _, isErr := body["error"]; isErr || len(f.runner.Calls()) != 1 {
 			t.Fatalf("accepted retry: %v", body)
 		}
@@ -223,13 +244,13 @@ func TestMCPAskFormModes(t *testing.T) {
 
 		g := newMRTRFixture(t, db)
 		formOnly := map[string]any{"_meta": map[string]any{mcp.MetaClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}}}
-		_, params, _, published = g.ask(t, 2, map[string]any{}, formOnly)
+		_, params, _, published = g.ask(t, 2, map[string]any{"n": 2}, formOnly)
 		if _, has := params["url"]; has || params["mode"] != "form" || published["mode"] != "form" {
 			t.Fatalf("form-only client: %v / %v", params, published)
 		}
 		withURL := map[string]any{"_meta": map[string]any{mcp.MetaClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}}}}
-		eid, params, _, _ := g.ask(t, 3, map[string]any{}, withURL)
-		if params["mode"] != "url" || params["url"] != "/approve/"+g.sid+"/"+eid {
+		eid, params, _, _ := g.ask(t, 3, map[string]any{"n": 3}, withURL)
+		if params["mode"] != "url" || params["url"] != g.srv.URL+"/approve/"+g.sid+"/"+eid {
 			t.Fatalf("url-capable client: %v", params)
 		}
 	})

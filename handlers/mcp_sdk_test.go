@@ -21,10 +21,9 @@ import (
 func TestMCPInteropGoSDK(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		// A 2026-07-28 client declares its capabilities on every request, so in URL
-		// mode the proxy sees it can only do forms and asks in form mode. An older
-		// client's capabilities are not visible to a stateless proxy; its ASK round
-		// trip is exercised in form mode (the SDK refuses URL-mode elicitations that
-		// carry a requestedSchema, which §6.5's URL-mode shape does).
+		// mode the proxy sees it can only do forms and asks in form mode, through the
+		// SDK's multi round-trip loop. An older client that declared form mode only
+		// never sees input_required: its call is held open until a person decides.
 		for _, tc := range []struct{ version, mode string }{{"", "url"}, {"2025-06-18", "form"}} {
 			t.Run("protocol "+tc.version+" "+tc.mode, func(t *testing.T) {
 				runner := echoRunner(t)
@@ -90,7 +89,28 @@ func sdkRoundTrip(t *testing.T, c *testserver.Client, endpoint, sid, version str
 		t.Fatalf("nuke: err = %v", err)
 	}
 
-	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "deploy", Arguments: map[string]any{"env": "prod"}})
+	if version != "" {
+		// Held call: the person decides in Gatehouse while the call waits.
+		st := c.OpenStream(t, "/v1/sessions/"+sid+"/stream")
+		defer st.Close()
+		st.WaitHeartbeat(t)
+		type called struct {
+			res *sdk.CallToolResult
+			err error
+		}
+		done := make(chan called, 1)
+		go func() {
+			r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "deploy", Arguments: map[string]any{"env": "prod"}})
+			done <- called{r, err}
+		}()
+		st.WaitFor(t, "response.elicitation_request", 10*time.Second)
+		resolvePending(t, c, sid, "accept")
+		r := <-done
+		res, err = r.res, r.err
+		asked.Add(1) // the handler must not run for a held call; count the person instead
+	} else {
+		res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "deploy", Arguments: map[string]any{"env": "prod"}})
+	}
 	if err != nil || res.IsError || len(res.Content) != 1 {
 		t.Fatalf("call deploy: %v %+v", err, res)
 	}

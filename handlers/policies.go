@@ -112,7 +112,7 @@ func (s *Server) prepareEvaluate(c echo.Context) (map[string]any, *elicit.Waiter
 		return policyAnswer(policyResultAsk, res.Reason), nil, nil
 	}
 	w, err := s.elicit.Attach(ctx, elicit.Prompt{Session: sess, Origin: models.OriginPolicy,
-		Params: policyPromptParams(ev, res, s.mode), URLMode: s.mode == mcp.ModeURL})
+		Params: policy.PromptParams(ev, res, s.mode == mcp.ModeURL), URLMode: s.mode == mcp.ModeURL})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,38 +181,7 @@ func objectField(raw json.RawMessage, field string, required bool) (map[string]a
 	return m, nil
 }
 
-// policyEvent builds the V0 event. The actor is the authenticated caller, whatever
-// the body claims, so a policy on context.actor.run_as cannot be talked around.
+// policyEvent builds the V0 event for a request in sess by user.
 func policyEvent(sess *models.Session, user, phase, target string, data, evCtx map[string]any) policy.Event {
-	if evCtx == nil {
-		evCtx = map[string]any{}
-	}
-	evCtx["actor"] = map[string]any{"run_as": user}
-	if target == "" && (phase == policy.PhaseToolCall || phase == policy.PhaseToolResult) {
-		target, _ = data["name"].(string)
-	}
-	return policy.Event{Type: phase, Target: target, Data: data, Context: evCtx,
-		Session: policy.SessionInfo{ID: sess.ID, Depth: sess.Depth, RootID: sess.RootID}}
-}
-
-// policyPromptParams are the params of a prompt parked for a policy ASK (§6.3): the
-// composed reason as message, the lower-case phase, the deciding policy and an empty
-// requestedSchema (a plain approve/reject). URL mode adds the url when Open mints the id.
-func policyPromptParams(ev policy.Event, res policy.Result, mode string) map[string]any {
-	p := map[string]any{
-		"mode": mcp.ModeForm, "message": res.Reason, "phase": ev.Type, "policy_name": res.Policy,
-		"requestedSchema": map[string]any{}, "vendor": "Gatehouse policy",
-	}
-	if mode == mcp.ModeURL {
-		p["mode"] = mcp.ModeURL
-	}
-	if ev.Type == policy.PhaseToolCall {
-		name := ev.Tool()
-		args, _ := json.Marshal(ev.Data["arguments"])
-		p["tool_name"] = name
-		p["content_preview"] = mcp.ToolPreview(name, args)
-	} else if raw, err := json.Marshal(ev.Data); err == nil {
-		p["content_preview"] = mcp.Truncate(string(raw), mcp.PreviewLimit)
-	}
-	return p
+	return policy.NewEvent(policy.SessionInfo{ID: sess.ID, Depth: sess.Depth, RootID: sess.RootID}, user, phase, target, data, evCtx)
 }

@@ -6,18 +6,16 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"time"
 
 	gsessions "github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
-	"github.com/gatehouse-dev/gatehouse/internal/ids"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
+	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
@@ -36,17 +34,17 @@ type Deps struct {
 	MaxBodyBytes int64
 	// ElicitationMode is "url" or "form" (§6.6).
 	ElicitationMode string
-	// Runner executes MCP tools; nil when --runner-url is empty.
+	// Runner executes MCP tools; nil when --runner-url is empty. Verdicts on prompts it
+	// owns are forwarded to it.
 	Runner Runner
+	// MCP is the MCP proxy (§6.5).
+	MCP *mcpproxy.Proxy
+	// PublicURL is the absolute base of links (--public-url); empty: the request's own.
+	PublicURL string
 	// Metrics serves /metrics (Prometheus text format).
 	Metrics http.Handler
 	// Policies is the policy engine (§7); nil means no policies (everything allowed).
 	Policies *policy.Engine
-	// MCPInputTimeout bounds the wait for a person to answer an MCP server's input
-	// request (--mcp-input-timeout).
-	MCPInputTimeout time.Duration
-	// StateSigner protects the MCP proxy's requestState (derived from --session-secret).
-	StateSigner *mcp.StateSigner
 	// Inbox answers the browser pages' cross-session questions.
 	Inbox *inbox.Service
 	// SessionSecret keys the browser cookie (CSRF token, flash) — --session-secret.
@@ -55,40 +53,33 @@ type Deps struct {
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	sessions *sessions.Service
-	elicit   *elicit.Service
-	bus      stream.Bus
-	ident    *auth.Identifier
-	ping     func(r *http.Request) error
-	log      *slog.Logger
-	mode     string
-	runner   Runner
-	policies *policy.Engine
-	mcpInput time.Duration
-	state    *mcp.StateSigner
-	inbox    *inbox.Service
-	cookies  *gsessions.CookieStore
-	md       *markdown.Renderer
-	assets   views.Assets
+	sessions  *sessions.Service
+	elicit    *elicit.Service
+	bus       stream.Bus
+	ident     *auth.Identifier
+	ping      func(r *http.Request) error
+	log       *slog.Logger
+	mode      string
+	runner    Runner
+	policies  *policy.Engine
+	mcp       *mcpproxy.Proxy
+	publicURL string
+	inbox     *inbox.Service
+	cookies   *gsessions.CookieStore
+	md        *markdown.Renderer
+	assets    views.Assets
 }
 
 // New builds the Echo app with every route.
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
-		log: d.Log, mode: d.ElicitationMode, runner: d.Runner, policies: d.Policies, mcpInput: d.MCPInputTimeout,
-		state: d.StateSigner,
+		log: d.Log, mode: d.ElicitationMode, runner: d.Runner, policies: d.Policies, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if s.policies == nil {
 		s.policies = policy.New()
-	}
-	if s.mcpInput <= 0 {
-		s.mcpInput = 5 * time.Minute
-	}
-	if s.state == nil {
-		s.state = mcp.NewStateSigner(ids.New("state_")) // per-process key: retries survive no restart
 	}
 	if s.runner != nil && s.elicit != nil {
 		s.elicit.OnResolved(s.forwardVerdictToRunner)

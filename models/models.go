@@ -102,6 +102,8 @@ const (
 	ViaTimeout  = "timeout"
 	ViaShutdown = "shutdown"
 	ViaGrace    = "disconnect"
+	// ViaMCPClient: the person at an MCP client declined the approval request there.
+	ViaMCPClient = "mcp_client"
 )
 
 // Elicitation is one parked request: the source of truth for its state and the audit log.
@@ -123,6 +125,9 @@ type Elicitation struct {
 	ConsumedAt *time.Time `gorm:"column:consumed_at"`
 	// AttachedAt is when a client last re-attached to the pending prompt (any replica).
 	AttachedAt *time.Time `gorm:"column:attached_at"`
+	// CallKey identifies the MCP tool call an approval is for (see mcpproxy), so a
+	// retried call finds its approval instead of asking again; nil for other prompts.
+	CallKey *string `gorm:"column:call_key"`
 }
 
 // IsPending reports whether nobody has decided e yet.

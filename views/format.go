@@ -57,6 +57,8 @@ func (o Outcome) ViaText() string {
 		return "disconnect"
 	case "shutdown":
 		return "server shutdown"
+	case "mcp_client":
+		return "the MCP client"
 	}
 	return o.Via
 }

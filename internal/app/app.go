@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
+	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
@@ -67,13 +68,14 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		log.Info("policies loaded", "file", cfg.PolicyFile, "count", policies.Len())
 	}
 	var run handlers.Runner
+	var mcpRunner mcpproxy.Runner
 	if cfg.RunnerURL != "" {
 		rc, err := runner.New(cfg.RunnerURL, nil)
 		if err != nil {
 			st.Close()
 			return nil, err
 		}
-		run = rc
+		run, mcpRunner = rc, rc
 	}
 	var bus interface {
 		stream.Bus
@@ -100,6 +102,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	core.OnResolved(m.Decided)
 	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st}
 	svc := sessions.New(st, access)
+	proxy := mcpproxy.New(core, policies, mcpRunner, nil, mcp.NewStateSigner(cfg.SessionSecret), mcpproxy.Options{
+		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
+		InputTimeout: cfg.MCPInputTimeout, Log: log,
+	})
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
 		Ping:            func(r *http.Request) error { return st.Ping(r.Context()) },
@@ -108,8 +114,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Metrics:         m.Handler(),
 		Runner:          run,
 		Policies:        policies,
-		MCPInputTimeout: cfg.MCPInputTimeout,
-		StateSigner:     mcp.NewStateSigner(cfg.SessionSecret),
+		MCP:             proxy,
+		PublicURL:       cfg.PublicURL,
 		Inbox:           inbox.New(st, access),
 		SessionSecret:   cfg.SessionSecret,
 	})

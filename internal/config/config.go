@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -28,7 +29,14 @@ type Config struct {
 	MCPInputTimeout    time.Duration
 	DisconnectGrace    time.Duration
 	EventRetention     time.Duration
-	SessionSecret      string
+	// MCPApprovalTTL bounds how long an approval handed to an MCP client (input_required,
+	// -32042) stays pending if the client never comes back.
+	MCPApprovalTTL time.Duration
+	// MCPRetryWait bounds how long an MCP client's retry waits for a pending verdict.
+	MCPRetryWait time.Duration
+	// MCPServers is the YAML file of upstream MCP servers ("" for none).
+	MCPServers    string
+	SessionSecret string
 	// SessionSecretGenerated is true when no secret was configured and one was made up
 	// for this process (browser sessions then do not survive a restart).
 	SessionSecretGenerated bool
@@ -52,6 +60,9 @@ var settings = []setting{
 	{"policy-file", "GATEHOUSE_POLICY_FILE", "", "YAML file of default policies"},
 	{"elicitation-timeout", "GATEHOUSE_ELICITATION_TIMEOUT", "24h", "longest a parked request waits"},
 	{"mcp-input-timeout", "GATEHOUSE_MCP_INPUT_TIMEOUT", "5m", "wait for an MCP server's input request"},
+	{"mcp-approval-ttl", "GATEHOUSE_MCP_APPROVAL_TTL", "15m", "how long an MCP approval waits for its client to come back for it"},
+	{"mcp-retry-wait", "GATEHOUSE_MCP_RETRY_WAIT", "30s", "how long an MCP retry waits for a pending approval before it is asked again"},
+	{"mcp-servers", "GATEHOUSE_MCP_SERVERS", "", "YAML file of upstream MCP servers (stdio commands or streamable-HTTP URLs)"},
 	{"event-retention", "GATEHOUSE_EVENT_RETENTION", "24h", "how long stream events stay replayable with Last-Event-ID"},
 	{"disconnect-grace", "GATEHOUSE_DISCONNECT_GRACE", "10s", "how long a prompt stays pending after its client hung up"},
 	{"session-secret", "GATEHOUSE_SESSION_SECRET", "", "key for browser cookies and CSRF (generated when empty)"},
@@ -81,7 +92,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	c := &Config{
 		Addr: get("addr"), DatabaseURL: get("database-url"), Auth: get("auth"), AuthHeader: get("auth-header"),
 		ElicitationMode: get("elicitation-mode"), PublicURL: strings.TrimRight(get("public-url"), "/"),
-		RunnerURL: strings.TrimRight(get("runner-url"), "/"), PolicyFile: get("policy-file"),
+		RunnerURL: strings.TrimRight(get("runner-url"), "/"), PolicyFile: get("policy-file"), MCPServers: get("mcp-servers"),
 		SessionSecret: get("session-secret"), LogFormat: get("log-format"),
 	}
 	for _, p := range strings.Split(get("trusted-proxies"), ",") {
@@ -93,7 +104,8 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	for _, d := range []struct {
 		key string
 		dst *time.Duration
-	}{{"elicitation-timeout", &c.ElicitationTimeout}, {"mcp-input-timeout", &c.MCPInputTimeout}, {"disconnect-grace", &c.DisconnectGrace}, {"event-retention", &c.EventRetention}} {
+	}{{"elicitation-timeout", &c.ElicitationTimeout}, {"mcp-input-timeout", &c.MCPInputTimeout}, {"disconnect-grace", &c.DisconnectGrace}, {"event-retention", &c.EventRetention},
+		{"mcp-approval-ttl", &c.MCPApprovalTTL}, {"mcp-retry-wait", &c.MCPRetryWait}} {
 		if *d.dst, err = time.ParseDuration(get(d.key)); err != nil || *d.dst <= 0 {
 			return nil, fmt.Errorf("--%s: want a positive duration like 30s or 24h, got %q", d.key, get(d.key))
 		}
@@ -131,6 +143,12 @@ func (c *Config) validate() error {
 	case "text", "json":
 	default:
 		return fmt.Errorf("--log-format: want text or json, got %q", c.LogFormat)
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("--public-url: want an absolute http(s) URL such as https://gatehouse.example.com, got %q", c.PublicURL)
+		}
 	}
 	if c.DatabaseURL == "" {
 		return fmt.Errorf("--database-url must not be empty")

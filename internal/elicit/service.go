@@ -33,6 +33,7 @@ type Store interface {
 	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
 	ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error)
 	TouchAttached(ctx context.Context, id string, at time.Time) error
+	LatestMCPApproval(ctx context.Context, sessionID, callKey string, declinedSince time.Time) (*models.Elicitation, error)
 }
 
 // Clock tells time; tests may inject their own.
@@ -150,6 +151,8 @@ type Prompt struct {
 	URLMode bool
 	// Timeout overrides the service's default when positive.
 	Timeout time.Duration
+	// CallKey names the MCP tool call an approval is for (see LatestMCPApproval).
+	CallKey string
 }
 
 // Open inserts the prompt and publishes it on its session and every ancestor, or
@@ -211,6 +214,9 @@ func (s *Service) open(ctx context.Context, p Prompt, minted bool) (*models.Elic
 	row := &models.Elicitation{
 		ID: p.ID, SessionID: p.Session.ID, Origin: p.Origin, Params: raw,
 		Status: models.StatusPending, CreatedAt: now, ExpiresAt: now.Add(timeout),
+	}
+	if p.CallKey != "" {
+		row.CallKey = &p.CallKey
 	}
 	if err := s.store.InsertElicitation(ctx, row); err != nil {
 		if errors.Is(err, store.ErrConflict) {

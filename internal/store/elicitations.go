@@ -192,3 +192,20 @@ func (s *Store) TouchAttached(ctx context.Context, id string, at time.Time) erro
 	return s.w(ctx).Model(&models.Elicitation{}).Where("id = ? AND status = ?", id, models.StatusPending).
 		Update("attached_at", at).Error
 }
+
+// LatestMCPApproval finds the approval a retried MCP tool call may re-use: the newest
+// prompt of sessionID with callKey that is still pending, accepted and not yet spent,
+// or declined at or after declinedSince (so a quick retry after a "no" is told no,
+// while the same call much later asks again). nil when there is none.
+func (s *Store) LatestMCPApproval(ctx context.Context, sessionID, callKey string, declinedSince time.Time) (*models.Elicitation, error) {
+	var rows []models.Elicitation
+	err := s.ctx(ctx).Where("session_id = ? AND call_key = ?", sessionID, callKey).
+		Where(s.ctx(ctx).Where("status = ?", models.StatusPending).
+			Or("status = ? AND action = ? AND consumed_at IS NULL", models.StatusResolved, "accept").
+			Or("status = ? AND action = ? AND resolved_at >= ?", models.StatusResolved, "decline", declinedSince)).
+		Order("created_at DESC").Limit(1).Find(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return &rows[0], nil
+}

@@ -12,9 +12,9 @@ import (
 
 // mrtrParams runs the MRTR shaping through the full JSON-RPC response, as the seed's
 // _mcp_input_required_response did, and returns the input request's params.
-func mrtrParams(t *testing.T, in mcp.InputRequired) (map[string]any, map[string]any) {
+func mrtrParams(t *testing.T, a mcp.Approval, state string) (map[string]any, map[string]any) {
 	t.Helper()
-	raw, err := json.Marshal(mcp.InputRequiredResponse(json.RawMessage("1"), in))
+	raw, err := json.Marshal(mcp.Result(json.RawMessage("1"), mcp.InputRequiredResult(a, state)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,31 +23,34 @@ func mrtrParams(t *testing.T, in mcp.InputRequired) (map[string]any, map[string]
 		t.Fatal(err)
 	}
 	result := body["result"].(map[string]any)
-	req := result["inputRequests"].(map[string]any)[in.ElicitationID].(map[string]any)
+	req := result["inputRequests"].(map[string]any)[a.ElicitationID].(map[string]any)
 	if req["method"] != "elicitation/create" {
 		t.Fatalf("method = %v", req["method"])
 	}
 	return req["params"].(map[string]any), body
 }
 
-// TestSeedMRTRResponseURLMode: url mode with a session → mode url and the approve path.
+// TestSeedMRTRResponseURLMode: url mode with a session → mode url and the absolute
+// approval URL (whose path is /approve/{sid}/{eid}); exactly {mode, message, url}, the
+// 2026-07-28 shape real clients insist on.
 func TestSeedMRTRResponseURLMode(t *testing.T) {
-	params, body := mrtrParams(t, mcp.InputRequired{ElicitationID: "elicit_abc", Message: "Approve?",
-		RequestState: `{"elicitation_id":"elicit_abc","session_id":"conv_123"}`, SessionID: "conv_123", Mode: "url"})
-	if params["mode"] != "url" || params["url"] != "/approve/conv_123/elicit_abc" || params["message"] != "Approve?" {
+	a := mcp.Approval{ElicitationID: "elicit_abc", Message: "Approve?",
+		URL: "https://gatehouse.example" + mcp.ApprovePath("conv_123", "elicit_abc")}
+	params, body := mrtrParams(t, a, `{"elicitation_id":"elicit_abc","session_id":"conv_123"}`)
+	if params["mode"] != "url" || params["url"] != "https://gatehouse.example/approve/conv_123/elicit_abc" || params["message"] != "Approve?" {
 		t.Fatalf("params = %v", params)
 	}
-	want := `{"id":1,"jsonrpc":"2.0","result":{"inputRequests":{"elicit_abc":{"method":"elicitation/create","params":{"elicitationId":"elicit_abc","message":"Approve?","mode":"url","url":"/approve/conv_123/elicit_abc"}}},"requestState":"{\"elicitation_id\":\"elicit_abc\",\"session_id\":\"conv_123\"}","resultType":"input_required"}}`
+	want := `{"id":1,"jsonrpc":"2.0","result":{"inputRequests":{"elicit_abc":{"method":"elicitation/create","params":{"message":"Approve?","mode":"url","url":"https://gatehouse.example/approve/conv_123/elicit_abc"}}},"requestState":"{\"elicitation_id\":\"elicit_abc\",\"session_id\":\"conv_123\"}","resultType":"input_required"}}`
 	got, _ := json.Marshal(body)
 	if string(got) != want {
 		t.Fatalf("response\n got %s\nwant %s", got, want)
 	}
 }
 
-// TestSeedMRTRResponseFormMode: form mode → mode form and no url key.
+// TestSeedMRTRResponseFormMode: form mode (or no session: no approval page to link to)
+// → mode form, the approval schema, and no url key.
 func TestSeedMRTRResponseFormMode(t *testing.T) {
-	params, _ := mrtrParams(t, mcp.InputRequired{ElicitationID: "elicit_abc", Message: "Approve?", RequestState: "{}",
-		SessionID: "conv_123", Mode: "form"})
+	params, _ := mrtrParams(t, mcp.Approval{ElicitationID: "elicit_abc", Message: "Approve?"}, "{}")
 	if _, has := params["url"]; has || params["mode"] != "form" {
 		t.Fatalf("params = %v", params)
 	}
@@ -56,11 +59,86 @@ func TestSeedMRTRResponseFormMode(t *testing.T) {
 	}
 }
 
-// TestSeedMRTRResponseNoSessionIDStaysForm: url mode but no session → form, no url.
+// TestSeedMRTRResponseNoSessionIDStaysForm: url mode but no session → no approval page
+// to link to, so no URL, and the approval is asked as a form.
 func TestSeedMRTRResponseNoSessionIDStaysForm(t *testing.T) {
-	params, _ := mrtrParams(t, mcp.InputRequired{ElicitationID: "elicit_abc", Message: "Approve?", RequestState: "{}", Mode: "url"})
+	sid := ""
+	a := mcp.Approval{ElicitationID: "elicit_abc", Message: "Approve?"}
+	if sid != "" {
+		a.URL = "https://gatehouse.example" + mcp.ApprovePath(sid, a.ElicitationID)
+	}
+	params, _ := mrtrParams(t, a, "{}")
 	if _, has := params["url"]; has || params["mode"] != "form" {
 		t.Fatalf("params = %v", params)
+	}
+}
+
+// TestURLRequiredError: -32042 carries the URL elicitation, with its id, in data.
+func TestURLRequiredError(t *testing.T) {
+	e := mcp.URLRequiredError(mcp.Approval{ElicitationID: "elicit_abc", Message: "Approve?", URL: "https://g.example/approve/s/elicit_abc"})
+	raw, _ := json.Marshal(e)
+	want := `{"code":-32042,"message":"A person must approve this call in Gatehouse first: open https://g.example/approve/s/elicit_abc, then retry the call","data":{"elicitations":[{"elicitationId":"elicit_abc","message":"Approve?","mode":"url","url":"https://g.example/approve/s/elicit_abc"}]}}`
+	if string(raw) != want {
+		t.Fatalf("got  %s\nwant %s", raw, want)
+	}
+}
+
+// TestClientCapabilities: initialize's elicitation {} means form only; per-request
+// _meta capabilities override; Claude Code's tool-use id and a progress token are read.
+func TestClientCapabilities(t *testing.T) {
+	cases := []struct {
+		params    string
+		version   string
+		form, url bool
+		declared  bool
+	}{
+		{`{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}}}`, "2025-11-25", true, false, true},
+		{`{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{},"url":{}}}}`, "2025-11-25", true, true, true},
+		{`{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{"url":{}}}}`, "2025-06-18", false, true, true},
+		{`{"protocolVersion":"2025-03-26","capabilities":{}}`, "2025-03-26", false, false, false},
+		{`{"protocolVersion":"1999-01-01"}`, mcp.ProtocolLegacyDefault, false, false, false},
+	}
+	for _, tc := range cases {
+		c := mcp.ClientFromInitialize(json.RawMessage(tc.params))
+		if c.Version != tc.version || (c.Elicitation != nil) != tc.declared ||
+			(c.Elicitation != nil && (c.Elicitation.Form != tc.form || c.Elicitation.URL != tc.url)) {
+			t.Errorf("%s → %+v %+v", tc.params, c, c.Elicitation)
+		}
+		if c.MultiRoundTrip() {
+			t.Errorf("%s: an initialize client must never be sent input_required", tc.params)
+		}
+	}
+	m := mcp.ParseRequestMeta(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"progressToken":7,"claudecode/toolUseId":"toolu_1"}}`))
+	if m.Version != "2026-07-28" || m.Elicitation == nil || !m.Elicitation.Form || m.Elicitation.URL || string(m.ProgressToken) != "7" || m.ToolUseID != "toolu_1" {
+		t.Fatalf("meta = %+v", m)
+	}
+	if m := mcp.ParseRequestMeta(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`)); m.Elicitation == nil || m.Elicitation.Form || m.Elicitation.URL {
+		t.Fatalf("capabilities without elicitation must read as none declared: %+v", m.Elicitation)
+	}
+	if (mcp.Client{}).MultiRoundTrip() != true || (mcp.Client{Version: "2026-07-28"}).Latest() != true {
+		t.Fatal("bare and 2026-07-28 clients take input_required")
+	}
+}
+
+// TestClientToken: an Mcp-Session-Id round-trips the client and is bound to its
+// session; a forged or foreign one does not verify.
+func TestClientToken(t *testing.T) {
+	s := mcp.NewStateSigner(strings.Repeat("k", 32))
+	c := mcp.Client{Version: "2025-11-25", Elicitation: &mcp.Elicitation{Form: true}}
+	tok := s.SignClient("conv_a", c, "n1")
+	got, err := s.VerifyClient(tok, "conv_a")
+	if err != nil || got.Version != c.Version || got.Elicitation == nil || !got.Elicitation.Form || got.Elicitation.URL {
+		t.Fatalf("verify = %+v, %v", got, err)
+	}
+	if _, err := s.VerifyClient(tok, "conv_b"); err == nil {
+		t.Fatal("a token verified for another session")
+	}
+	if _, err := mcp.NewStateSigner(strings.Repeat("x", 32)).VerifyClient(tok, "conv_a"); err == nil {
+		t.Fatal("a token verified under another key")
+	}
+	state := s.Sign(mcp.State{SessionID: "conv_a", Expires: 1 << 40})
+	if _, err := s.VerifyClient(state, "conv_a"); err == nil {
+		t.Fatal("a requestState passed as a client token")
 	}
 }
 
@@ -202,13 +280,6 @@ func TestInitializeAndDiscover(t *testing.T) {
 	if d["supportedVersions"].([]string)[0] != "2026-07-28" {
 		t.Fatalf("discover: %v", d)
 	}
-	if !mcp.URLElicitationDeclined(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}}`)) {
-		t.Fatal("form-only client not detected")
-	}
-	if mcp.URLElicitationDeclined(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{},"url":{}}}}}`)) ||
-		mcp.URLElicitationDeclined(json.RawMessage(`{"name":"x"}`)) {
-		t.Fatal("url-capable or unknown client treated as form-only")
-	}
 }
 
 func TestInputPromptParams(t *testing.T) {
@@ -241,7 +312,8 @@ func FuzzUntrustedInput(f *testing.F) {
 				_ = mcp.ArgumentsHash(call.Arguments)
 				_ = call.ArgumentsMap()
 			}
-			_ = mcp.URLElicitationDeclined(msg.Params)
+			_ = mcp.ParseRequestMeta(msg.Params)
+			_ = mcp.ClientFromInitialize(msg.Params)
 			_ = mcp.InitializeResult(msg.Params, mcp.ServerInfo(""))
 		}
 		_ = mcp.ParseRunnerToolAnswer(b)

@@ -10,7 +10,7 @@ const (
 	ModeURL  = "url"
 )
 
-// ApprovalSchema is the requestedSchema of a policy approval asked through MRTR: one
+// ApprovalSchema is the requestedSchema of a policy approval asked in form mode: one
 // required boolean. The client's answer is advisory only — the server's own record
 // of the prompt decides.
 func ApprovalSchema() map[string]any {
@@ -21,16 +21,12 @@ func ApprovalSchema() map[string]any {
 	}
 }
 
-// InputRequired describes a policy ASK to hand back to an MCP client.
-type InputRequired struct {
+// Approval describes a policy ASK handed back to an MCP client.
+type Approval struct {
 	ElicitationID string
 	Message       string
-	RequestState  string
-	// SessionID is the owning session; empty means no session, which is always form
-	// mode (there is no approval page to link to).
-	SessionID string
-	// Mode is the configured elicitation mode, "url" or "form".
-	Mode string
+	// URL is the absolute approval page; empty asks in form mode.
+	URL string
 }
 
 // ApprovePath is the approval page of a prompt.
@@ -38,41 +34,84 @@ func ApprovePath(sessionID, elicitationID string) string {
 	return "/approve/" + sessionID + "/" + elicitationID
 }
 
-// InputRequiredResult is the MRTR result of §6.5:
+// ElicitParams are the elicitation/create params of an approval: URL mode is exactly
+// {mode, message, url} — the 2026-07-28 shape, which real clients insist on (no
+// requestedSchema, no elicitationId) — and form mode asks for the approved boolean.
+func (a Approval) ElicitParams() map[string]any {
+	if a.URL != "" {
+		return map[string]any{"mode": ModeURL, "message": a.Message, "url": a.URL}
+	}
+	return map[string]any{"mode": ModeForm, "message": a.Message, "requestedSchema": ApprovalSchema()}
+}
+
+// InputRequiredResult is the multi round-trip result of §6.5:
 //
 //	{"resultType":"input_required","inputRequests":{E:{"method":"elicitation/create",
-//	 "params":{"message":M,"mode":"url","url":"/approve/<sid>/<E>","elicitationId":E}}},
+//	 "params":{"mode":"url","message":M,"url":"https://…/approve/<sid>/<E>"}}},
 //	 "requestState":"…"}
-//
-// In form mode, or without a session, mode is "form", there is no url key, and
-// requestedSchema asks for the approved boolean.
-//
-// URL mode carries no requestedSchema although SPEC §6.5's example shows one: the MCP
-// specification defines URL-mode params as message, url and elicitationId, and real
-// clients (the official Go SDK among them) refuse a URL elicitation that also has a
-// schema. The seed's url-mode test checks only mode, url and message.
-func InputRequiredResult(in InputRequired) map[string]any {
-	params := map[string]any{
-		"message":         in.Message,
-		"requestedSchema": ApprovalSchema(),
-		"mode":            ModeForm,
-	}
-	if in.Mode == ModeURL && in.SessionID != "" {
-		delete(params, "requestedSchema")
-		params["mode"] = ModeURL
-		params["url"] = ApprovePath(in.SessionID, in.ElicitationID)
-		params["elicitationId"] = in.ElicitationID
-	}
+func InputRequiredResult(a Approval, requestState string) map[string]any {
 	return map[string]any{
 		"resultType": "input_required",
 		"inputRequests": map[string]any{
-			in.ElicitationID: map[string]any{"method": "elicitation/create", "params": params},
+			a.ElicitationID: map[string]any{"method": "elicitation/create", "params": a.ElicitParams()},
 		},
-		"requestState": in.RequestState,
+		"requestState": requestState,
 	}
 }
 
-// InputRequiredResponse is the whole JSON-RPC answer carrying InputRequiredResult.
-func InputRequiredResponse(id json.RawMessage, in InputRequired) Response {
-	return Result(id, InputRequiredResult(in))
+// URLRequiredError is the -32042 URLElicitationRequiredError that asks a client on a
+// revision before 2026-07-28, which declared URL mode, to have its user open the
+// approval page and then send the same call again.
+func URLRequiredError(a Approval) *Error {
+	return &Error{
+		Code:    CodeURLElicitationRequired,
+		Message: "A person must approve this call in Gatehouse first: open " + a.URL + ", then retry the call",
+		Data: map[string]any{"elicitations": []any{map[string]any{
+			"mode": ModeURL, "message": a.Message, "url": a.URL, "elicitationId": a.ElicitationID,
+		}}},
+	}
+}
+
+// MissingCapabilityError (-32021) refuses to ask a client through an input kind it
+// did not declare.
+func MissingCapabilityError() *Error {
+	return &Error{
+		Code:    CodeMissingCapability,
+		Message: "This call needs a person's approval, and the client declared no elicitation capability (form or url) to ask through",
+		Data:    map[string]any{"requiredCapabilities": map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}},
+	}
+}
+
+// Notification is a JSON-RPC notification the server sends on a held response.
+type Notification struct {
+	Method string
+	Params any
+}
+
+// MarshalJSON writes {"jsonrpc":"2.0","method":…,"params":…}.
+func (n Notification) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", n.Method, n.Params})
+}
+
+// Progress is notifications/progress for the request that asked with token.
+func Progress(token json.RawMessage, progress int, message string) Notification {
+	return Notification{Method: "notifications/progress", Params: map[string]any{
+		"progressToken": token, "progress": progress, "message": message,
+	}}
+}
+
+// Complete marks a result as final for clients on 2026-07-28 or later, which require
+// resultType on every result that is not input_required.
+func Complete(c Client, result map[string]any) map[string]any {
+	if c.Latest() {
+		if result == nil {
+			result = map[string]any{}
+		}
+		result["resultType"] = "complete"
+	}
+	return result
 }

@@ -81,27 +81,3 @@ func InitializeResult(params json.RawMessage, info Implementation) map[string]an
 		"instructions":    instructions,
 	}
 }
-
-// URLElicitationDeclined reports whether a 2026-07-28 request's _meta declares client
-// capabilities whose elicitation support lacks URL mode. Clients on older revisions
-// send no per-request capabilities; for them nothing is known and the answer is false.
-func URLElicitationDeclined(params json.RawMessage) bool {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return false
-	}
-	raw, ok := p.Meta[MetaClientCapabilities]
-	if !ok {
-		return false
-	}
-	var caps struct {
-		Elicitation map[string]json.RawMessage `json:"elicitation"`
-	}
-	if json.Unmarshal(raw, &caps) != nil {
-		return false
-	}
-	_, url := caps.Elicitation["url"]
-	return !url
-}

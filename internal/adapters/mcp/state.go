@@ -120,3 +120,53 @@ func canonicalJSON(raw json.RawMessage) []byte {
 	}
 	return out
 }
+
+// clientPrefix marks an Mcp-Session-Id. The prefix is inside the MAC'd body, so a
+// requestState can never pass as a client token or the other way round.
+const clientPrefix = "ghc1."
+
+// clientToken is what an Mcp-Session-Id carries: the client as initialize described
+// it, bound to the Gatehouse session, plus a random nonce so each handshake gets its
+// own id.
+type clientToken struct {
+	Client
+	SessionID string `json:"s"`
+	Nonce     string `json:"n"`
+}
+
+// SignClient issues the Mcp-Session-Id of a client that initialized on session sid.
+// The proxy keeps no MCP sessions: the id itself remembers what initialize said, so
+// every replica, and this one after a restart, knows the client on its next request.
+func (s *StateSigner) SignClient(sid string, c Client, nonce string) string {
+	payload, _ := json.Marshal(clientToken{Client: c, SessionID: sid, Nonce: nonce})
+	body := clientPrefix + b64().EncodeToString(payload)
+	return body + "." + b64().EncodeToString(s.mac(body))
+}
+
+// VerifyClient checks an Mcp-Session-Id issued by SignClient for session sid.
+func (s *StateSigner) VerifyClient(token, sid string) (Client, error) {
+	if !strings.HasPrefix(token, clientPrefix) || len(token) > 1024 {
+		return Client{}, ErrStateMalformed
+	}
+	dot := strings.LastIndexByte(token, '.')
+	if dot <= len(clientPrefix) {
+		return Client{}, ErrStateMalformed
+	}
+	body, sig := token[:dot], token[dot+1:]
+	got, err := b64().DecodeString(sig)
+	if err != nil || b64().EncodeToString(got) != sig {
+		return Client{}, ErrStateMalformed
+	}
+	if !hmac.Equal(got, s.mac(body)) {
+		return Client{}, ErrStateForged
+	}
+	payload, err := b64().DecodeString(body[len(clientPrefix):])
+	if err != nil {
+		return Client{}, ErrStateMalformed
+	}
+	var ct clientToken
+	if err := json.Unmarshal(payload, &ct); err != nil || ct.SessionID != sid {
+		return Client{}, ErrStateMalformed
+	}
+	return ct.Client, nil
+}

@@ -1,0 +1,48 @@
+package elicit
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// LatestMCPApproval finds the approval an MCP tool call retried without its
+// requestState may re-use (see store.LatestMCPApproval); nil when there is none.
+func (s *Service) LatestMCPApproval(ctx context.Context, sessionID, callKey string, declinedSince time.Time) (*models.Elicitation, error) {
+	return s.store.LatestMCPApproval(ctx, sessionID, callKey, declinedSince)
+}
+
+// WaitAtMost waits up to d for a verdict on prompt id and returns the row as it then
+// stands, decided or still pending. It is for requesters that are not parked on the
+// prompt but come back to ask (an MCP client retrying a call): unlike Waiter.Wait,
+// running out of time, the caller leaving or a shutdown leave the prompt pending — it
+// ends on its own deadline, and the next retry finds it.
+func (s *Service) WaitAtMost(ctx context.Context, id string, d time.Duration) (*models.Elicitation, error) {
+	ch := s.waiters.add(id)
+	defer s.waiters.remove(id, ch)
+	bg := context.WithoutCancel(ctx)
+	// Registered first, then read: a verdict committed in between is in this read.
+	cur, err := s.store.GetElicitation(bg, id)
+	if err != nil || !cur.IsPending() || d <= 0 {
+		return cur, err
+	}
+	deadline := s.clock.After(d)
+	for {
+		select {
+		case decided := <-ch:
+			if decided != nil && !decided.IsPending() {
+				return decided, nil
+			}
+			if cur, err = s.store.GetElicitation(bg, id); err != nil || !cur.IsPending() {
+				return cur, err
+			}
+		case <-deadline:
+			return cur, nil
+		case <-s.shutdown:
+			return cur, nil
+		case <-ctx.Done():
+			return cur, nil
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package mcpproxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// channel is how a client is asked for an approval.
+type channel int
+
+const (
+	// askMissing: the client declared no input kind we could use (-32021).
+	askMissing channel = iota
+	// askInputURL / askInputForm: a multi round-trip input_required result.
+	askInputURL
+	askInputForm
+	// askURLError: -32042 URLElicitationRequiredError, then the client retries.
+	askURLError
+	// askHold: the call is held open (SSE, progress) until a person decides.
+	askHold
+)
+
+// channelFor picks the way to ask client c. Clients on 2026-07-28 get input_required
+// in a mode they declared (URL preferred in url mode); older clients never see
+// input_required: those that declared URL mode get -32042, the rest a held call.
+func (p *Proxy) channelFor(c mcp.Client) channel {
+	if !c.MultiRoundTrip() {
+		if c.Elicitation != nil && c.Elicitation.URL {
+			return askURLError
+		}
+		return askHold
+	}
+	e := c.Elicitation
+	switch {
+	case e == nil: // the bare client never said: the configured mode (§6.6)
+		if p.o.Mode == mcp.ModeURL {
+			return askInputURL
+		}
+		return askInputForm
+	case e.URL && (p.o.Mode == mcp.ModeURL || !e.Form):
+		return askInputURL
+	case e.Form:
+		return askInputForm
+	}
+	return askMissing
+}
+
+// callTool runs a tool through the policies: DENY is a JSON-RPC error, ASK asks a
+// person (the way the client's revision allows), and only a call a person accepted —
+// by the server's own record — runs, once.
+func (p *Proxy) callTool(ctx context.Context, req Request, c mcp.Client, params []byte, st Stream) (map[string]any, *mcp.Error, error) {
+	call, rpcErr := mcp.ParseToolCall(params)
+	if rpcErr != nil {
+		return nil, rpcErr, nil
+	}
+	data := map[string]any{"name": call.Name, "arguments": call.ArgumentsMap()}
+	if p.upstreams != nil {
+		if server, tool, owned := p.upstreams.Owns(call.Name); owned {
+			data["server"], data["tool"] = server, tool
+		}
+	}
+	sess := req.Session
+	ev := policy.NewEvent(policy.SessionInfo{ID: sess.ID, Depth: sess.Depth, RootID: sess.RootID},
+		req.User, policy.PhaseToolCall, call.Name, data, nil)
+	res := p.policies.Evaluate(ev)
+	if res.Action == policy.Deny {
+		return nil, mcp.Errorf(mcp.CodeApplication, "Denied by policy: %s", res.Reason), nil
+	}
+	if call.RequestState != "" {
+		return p.resume(ctx, req, c, call)
+	}
+	if res.Action == policy.Ask {
+		return p.ask(ctx, req, c, call, ev, res, st)
+	}
+	return p.run(ctx, req, call)
+}
+
+// callKey names one tool call of a session: tool, canonical arguments and, when the
+// client sends it, Claude Code's tool-use id (the same on each of its retries).
+func callKey(sid, tool string, call mcp.ToolCall, toolUseID string) string {
+	h := sha256.New()
+	for _, part := range []string{sid, tool, mcp.ArgumentsHash(call.Arguments), toolUseID} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ask handles a policy ASK for a call without requestState. A retry of a call already
+// asked about finds its prompt (by call key) instead of opening a second one.
+func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.ToolCall, ev policy.Event, res policy.Result, st Stream) (map[string]any, *mcp.Error, error) {
+	how := p.channelFor(c)
+	if how == askMissing {
+		return nil, mcp.MissingCapabilityError(), nil
+	}
+	meta := mcp.ParseRequestMeta(call.Params)
+	key := callKey(req.Session.ID, call.Name, call, meta.ToolUseID)
+	prev, err := p.elicit.LatestMCPApproval(ctx, req.Session.ID, key, p.o.Now().UTC().Add(-p.o.ApprovalTTL))
+	if err != nil {
+		return nil, nil, err
+	}
+	prompt := elicit.Prompt{Session: req.Session, Origin: models.OriginPolicy, CallKey: key,
+		Params: policy.PromptParams(ev, res, how == askInputURL || how == askURLError || (how == askHold && p.o.Mode == mcp.ModeURL))}
+	prompt.URLMode = prompt.Params["mode"] == mcp.ModeURL
+	if prev != nil && !prev.IsPending() {
+		return p.settle(ctx, req, c, call, how, prev)
+	}
+	if how == askHold {
+		if prev != nil {
+			prompt.ID = prev.ID
+		}
+		return p.hold(ctx, req, call, prompt, meta, st)
+	}
+	if prev != nil {
+		// The client came back for the same call: give the person a moment more.
+		cur, err := p.elicit.WaitAtMost(ctx, prev.ID, p.o.RetryWait)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p.settle(ctx, req, c, call, how, cur)
+	}
+	prompt.Timeout = p.o.ApprovalTTL
+	row, err := p.elicit.Open(ctx, prompt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.stillPending(req, call, how, row)
+}
+
+// settle answers from a prompt's current state: accepted runs the call (spending the
+// approval), declined or undecided is an isError result, pending asks again.
+func (p *Proxy) settle(ctx context.Context, req Request, c mcp.Client, call mcp.ToolCall, how channel, row *models.Elicitation) (map[string]any, *mcp.Error, error) {
+	switch {
+	case row.IsPending():
+		return p.stillPending(req, call, how, row)
+	case accepted(row):
+		fresh, err := p.elicit.Consume(ctx, req.Session.ID, row.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !fresh {
+			p.refused(req, row.ID, call.Name, "replayed")
+			return nil, mcp.Errorf(mcp.CodeApplication, "requestState rejected: this approval was already used for a call; ask again"), nil
+		}
+		return p.run(ctx, req, call)
+	case row.Status == models.StatusResolved && row.Action != nil && *row.Action == elicit.ActionDecline:
+		return declinedResult(row), nil, nil
+	}
+	return notDecidedResult(row), nil, nil
+}
+
+// stillPending hands the client the approval again: input_required for 2026-07-28
+// clients (with a fresh signature over the same prompt), -32042 for older ones.
+func (p *Proxy) stillPending(req Request, call mcp.ToolCall, how channel, row *models.Elicitation) (map[string]any, *mcp.Error, error) {
+	a := mcp.Approval{ElicitationID: row.ID, Message: promptMessage(row)}
+	if how == askInputURL || how == askURLError {
+		a.URL = req.BaseURL + mcp.ApprovePath(req.Session.ID, row.ID)
+	}
+	if how == askURLError {
+		return nil, mcp.URLRequiredError(a), nil
+	}
+	state := p.signer.Sign(mcp.State{SessionID: req.Session.ID, ElicitationID: row.ID, Tool: call.Name,
+		ArgsHash: mcp.ArgumentsHash(call.Arguments), Expires: row.ExpiresAt.Unix()})
+	return mcp.InputRequiredResult(a, state), nil, nil
+}
+
+// hold keeps the call open until a person decides: the client gets progress
+// notifications naming the approval page (or SSE comments when it asked for no
+// progress), then the tool's result or an isError result. A hang-up is a disconnect:
+// the prompt stays pending for the grace period, and the same call sent again
+// re-attaches to it.
+func (p *Proxy) hold(ctx context.Context, req Request, call mcp.ToolCall, prompt elicit.Prompt, meta mcp.RequestMeta, st Stream) (map[string]any, *mcp.Error, error) {
+	w, err := p.elicit.Attach(ctx, prompt)
+	if err != nil {
+		return nil, nil, err
+	}
+	type waited struct {
+		v   elicit.Verdict
+		err error
+	}
+	done := make(chan waited, 1)
+	go func() {
+		v, err := w.Wait(ctx)
+		done <- waited{v, err}
+	}()
+	link := req.BaseURL + mcp.ApprovePath(req.Session.ID, w.ID())
+	note := "Waiting for a person to approve " + call.Name + " in Gatehouse: " + link
+	sent := 0
+	tell := func() {
+		if meta.ProgressToken != nil {
+			sent++
+			_ = st.Send(mcp.Progress(meta.ProgressToken, sent, note))
+		} else {
+			_ = st.Keepalive()
+		}
+	}
+	tell()
+	tick := time.NewTicker(p.o.ProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			tell()
+		case r := <-done:
+			if r.err == elicit.ErrClientGone {
+				return nil, nil, ErrClientGone
+			}
+			if r.err != nil {
+				return nil, nil, r.err
+			}
+			row := r.v.Row
+			if row == nil {
+				if row, err = p.elicit.Get(ctx, w.ID()); err != nil {
+					return nil, nil, err
+				}
+			}
+			return p.settle(ctx, req, mcp.Client{}, call, askHold, row)
+		}
+	}
+}
+
+func accepted(row *models.Elicitation) bool {
+	return row.Status == models.StatusResolved && row.Action != nil && *row.Action == elicit.ActionAccept
+}
+
+// refused logs why a call did not run.
+func (p *Proxy) refused(req Request, eid, tool, reason string) {
+	p.o.Log.Warn("mcp call refused", "session_id", req.Session.ID, "elicitation_id", eid, "tool", tool, "reason", reason)
+}

@@ -1,0 +1,145 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// resume handles the retry of a call that carries requestState. The state is
+// attacker-controlled until its MAC checks out, and even then only names the prompt:
+// what the client claims in inputResponses never approves anything. A JSON-RPC error
+// answers every reason not to trust the retry; a person's "no" is an isError result.
+func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.ToolCall) (map[string]any, *mcp.Error, error) {
+	sid := req.Session.ID
+	reject := func(reason, eid, format string, a ...any) (map[string]any, *mcp.Error, error) {
+		p.refused(req, eid, call.Name, reason)
+		return nil, mcp.Errorf(mcp.CodeApplication, format, a...), nil
+	}
+	st, err := p.signer.Verify(call.RequestState, p.o.Now())
+	if err != nil {
+		return reject("bad_state", "", "requestState rejected: %v", err)
+	}
+	if st.SessionID != sid {
+		return reject("other_session", st.ElicitationID, "requestState rejected: it was issued for another session")
+	}
+	if st.Tool != call.Name || st.ArgsHash != mcp.ArgumentsHash(call.Arguments) {
+		return reject("other_call", st.ElicitationID, "requestState rejected: it was issued for a different tool call")
+	}
+	row, err := p.elicit.Get(ctx, st.ElicitationID)
+	if errors.Is(err, errs.ErrNotFound) || (err == nil && (row.SessionID != sid || row.Origin != models.OriginPolicy)) {
+		return reject("unknown_prompt", st.ElicitationID, "requestState rejected: it names no approval of this session")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	how := p.channelFor(c)
+	if how != askInputForm {
+		how = askInputURL
+	}
+	if clientDeclined(call, row.ID) {
+		// The person at the client said no there. That stands whatever happened in
+		// Gatehouse, and on a prompt still pending it is the verdict.
+		if row.IsPending() {
+			out, err := p.elicit.Resolve(ctx, sid, row.ID, elicit.Result{Action: elicit.ActionDecline}, req.User, models.ViaMCPClient)
+			if err != nil {
+				return nil, nil, err
+			}
+			if out.Row != nil {
+				row = out.Row
+			}
+		}
+		p.refused(req, row.ID, call.Name, "client_declined")
+		return mcp.TextResult("Declined at the MCP client; the tool did not run.", true), nil, nil
+	}
+	if row.IsPending() {
+		// "accept" of a URL request only means the link was opened, and "cancel"
+		// means nothing was chosen: the verdict is still the person's to give.
+		if row, err = p.elicit.WaitAtMost(ctx, row.ID, p.o.RetryWait); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p.settle(ctx, req, c, call, how, row)
+}
+
+// clientDeclined reports whether the client answered the approval request with
+// decline, or with a form whose approved is false.
+func clientDeclined(call mcp.ToolCall, key string) bool {
+	raw, ok := call.InputResponses[key]
+	if !ok {
+		return false
+	}
+	var r struct {
+		Action  string `json:"action"`
+		Content struct {
+			Approved *bool `json:"approved"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return false
+	}
+	return r.Action == elicit.ActionDecline || (r.Action == elicit.ActionAccept && r.Content.Approved != nil && !*r.Content.Approved)
+}
+
+// declinedResult tells the client, as a tool error its model can read, who declined
+// the call and why.
+func declinedResult(row *models.Elicitation) map[string]any {
+	who := "a person"
+	if row.ResolvedBy != nil && *row.ResolvedBy != "" {
+		who = *row.ResolvedBy
+	}
+	where := " in Gatehouse"
+	if row.ResolvedVia != nil && *row.ResolvedVia == models.ViaMCPClient {
+		where = " at the MCP client"
+	}
+	text := "Declined by " + who + where + "; the tool did not run."
+	if reason := declineReason(row.Content); reason != "" {
+		text = "Declined by " + who + where + ": " + reason + " (the tool did not run)"
+	}
+	return mcp.TextResult(text, true)
+}
+
+// notDecidedResult: the approval ended without a verdict (expired, abandoned,
+// cancelled); the tool did not run.
+func notDecidedResult(row *models.Elicitation) map[string]any {
+	why := "ended without a decision"
+	switch {
+	case row.Status == models.StatusExpired:
+		why = "expired before anyone decided"
+	case row.Status == models.StatusAbandoned:
+		why = "was abandoned before anyone decided"
+	case row.Action != nil && *row.Action == elicit.ActionCancel:
+		why = "was cancelled"
+	}
+	return mcp.TextResult("No approval: the request in Gatehouse "+why+"; the tool did not run.", true)
+}
+
+// declineReason reads the reason a person gave with a decline (the approval page's
+// feedback, or a reason/message key from the API).
+func declineReason(content json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(content, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"feedback", "reason", "message"} {
+		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
+}
+
+// promptMessage is the message a prompt was published with.
+func promptMessage(row *models.Elicitation) string {
+	var p struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(row.Params, &p)
+	return p.Message
+}

@@ -1,0 +1,168 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/runner"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// maxInputRequests bounds how many prompts one runner input_required round may park.
+const maxInputRequests = 16
+
+// listTools answers tools/list: the runner's tools, then every upstream server's.
+func (p *Proxy) listTools(ctx context.Context, req Request, params json.RawMessage) (map[string]any, *mcp.Error, error) {
+	res := map[string]any{"tools": []any{}}
+	if p.runner != nil {
+		rp := map[string]any{}
+		var in struct {
+			Cursor string `json:"cursor"`
+		}
+		if json.Unmarshal(params, &in) == nil && in.Cursor != "" {
+			rp["cursor"] = in.Cursor
+		}
+		raw, err := p.runner.Execute(ctx, req.Session.ID, "tools/list", rp)
+		if err != nil {
+			rpcErr, err := p.runnerFailure(req, "tools/list", err)
+			return nil, rpcErr, err
+		}
+		list, rpcErr := mcp.ParseRunnerToolsList(raw)
+		if rpcErr != nil {
+			return nil, rpcErr, nil
+		}
+		res = list
+	}
+	if p.upstreams != nil {
+		tools, err := p.upstreams.Tools(ctx, req.Session.ID)
+		if err != nil {
+			return nil, mcp.Errorf(mcp.CodeApplication, "%s", err.Error()), nil
+		}
+		all, _ := res["tools"].([]any)
+		for _, t := range tools {
+			all = append(all, t)
+		}
+		res["tools"] = all
+	}
+	return res, nil, nil
+}
+
+// runnerFailure turns a runner error into a JSON-RPC error the client may read.
+func (p *Proxy) runnerFailure(req Request, method string, err error) (*mcp.Error, error) {
+	if errors.Is(err, context.Canceled) {
+		return nil, ErrClientGone
+	}
+	var re *runner.Error
+	if errors.As(err, &re) {
+		p.o.Log.Warn("runner failed", "session_id", req.Session.ID, "method", method, "err", err)
+		return mcp.Errorf(mcp.CodeApplication, "%s", re.Msg), nil
+	}
+	return nil, err
+}
+
+// run executes an authorized call: on its upstream server when one owns the name,
+// else through the runner, with at most one round of input from a person.
+func (p *Proxy) run(ctx context.Context, req Request, call mcp.ToolCall) (map[string]any, *mcp.Error, error) {
+	if p.upstreams != nil {
+		if _, _, owned := p.upstreams.Owns(call.Name); owned {
+			raw, err := p.upstreams.Call(ctx, req.Session.ID, call.Name, call.Arguments)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, nil, ErrClientGone
+				}
+				return nil, mcp.Errorf(mcp.CodeApplication, "%s", err.Error()), nil
+			}
+			var res map[string]any
+			if err := json.Unmarshal(raw, &res); err != nil || res == nil {
+				return nil, mcp.Errorf(mcp.CodeApplication, "the MCP server's result is not an object"), nil
+			}
+			delete(res, "resultType")
+			return res, nil, nil
+		}
+	}
+	if p.runner == nil {
+		return nil, mcp.Errorf(mcp.CodeInvalidParams, "unknown tool: %s", call.Name), nil
+	}
+	raw, err := p.runner.Execute(ctx, req.Session.ID, "tools/call", mcp.ExecuteParams(call.Name, call.Arguments))
+	if err != nil {
+		rpcErr, err := p.runnerFailure(req, "tools/call", err)
+		return nil, rpcErr, err
+	}
+	ans := mcp.ParseRunnerToolAnswer(raw)
+	if ans.InputRequired != nil {
+		responses, rpcErr, err := p.gatherInput(ctx, req, call.Name, ans.InputRequired)
+		if err != nil || rpcErr != nil {
+			return nil, rpcErr, err
+		}
+		raw, err = p.runner.Execute(ctx, req.Session.ID, "tools/call",
+			mcp.RetryParams(call.Name, call.Arguments, responses, ans.InputRequired.RequestState))
+		if err != nil {
+			rpcErr, err := p.runnerFailure(req, "tools/call", err)
+			return nil, rpcErr, err
+		}
+		ans = mcp.ParseRunnerToolAnswer(raw)
+		if ans.InputRequired != nil {
+			return nil, mcp.Errorf(mcp.CodeApplication,
+				"the MCP server asked for input a second time; Gatehouse answers one round of input per call"), nil
+		}
+	}
+	if ans.Err != nil {
+		return nil, ans.Err, nil
+	}
+	return ans.Result, nil, nil
+}
+
+// gatherInput parks one prompt per runner input request (mirrored to ancestors like
+// every prompt), waits for all of them up to InputTimeout, and turns each verdict into
+// an ElicitResult; no verdict is a decline.
+func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *mcp.RunnerInputRequired) (map[string]mcp.InputResponse, *mcp.Error, error) {
+	keys := ir.Keys()
+	if len(keys) > maxInputRequests {
+		return nil, mcp.Errorf(mcp.CodeApplication, "the MCP server asked for %d inputs at once (at most %d)", len(keys), maxInputRequests), nil
+	}
+	rows := make([]*models.Elicitation, len(keys))
+	for i, k := range keys {
+		row, err := p.elicit.Open(ctx, elicit.Prompt{Session: req.Session, Origin: models.OriginMCPInput,
+			Params: mcp.InputPromptParams(k, tool, ir.Requests[k]), Timeout: p.o.InputTimeout})
+		if err != nil {
+			return nil, nil, err
+		}
+		rows[i] = row
+	}
+	out := make(map[string]mcp.InputResponse, len(keys))
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := p.elicit.Await(ctx, rows[i])
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			resp := mcp.InputResponse{Action: elicit.ActionDecline}
+			if v.Decided() {
+				resp = mcp.InputResponse{Action: v.Result.Action, Content: v.Result.Content}
+			}
+			out[k] = resp
+		}()
+	}
+	wg.Wait()
+	if errors.Is(firstErr, elicit.ErrClientGone) {
+		return nil, nil, ErrClientGone
+	}
+	if firstErr != nil {
+		return nil, nil, firstErr
+	}
+	return out, nil, nil
+}
