@@ -60,6 +60,17 @@ func (r *fakeRunner) Calls() []map[string]any {
 	return append([]map[string]any(nil), r.calls...)
 }
 
+// ToolRuns counts the tools/call executions (tool listings aside).
+func (r *fakeRunner) ToolRuns() int {
+	n := 0
+	for _, c := range r.Calls() {
+		if c["method"] == "tools/call" {
+			n++
+		}
+	}
+	return n
+}
+
 // WaitEvent returns the next /events post, failing the test after the deadline.
 func (r *fakeRunner) WaitEvent(t testing.TB, within time.Duration) map[string]any {
 	t.Helper()

@@ -157,9 +157,12 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// sweep expires rows whose deadline passed while nobody waited (e.g. across restarts).
+// sweep expires rows whose deadline passed while nobody waited (e.g. across restarts,
+// or MCP approvals whose client never came back). It runs often enough that such an
+// approval ends within a quarter of --mcp-approval-ttl of its deadline.
 func (a *App) sweep(ctx context.Context) {
-	t := time.NewTicker(time.Minute)
+	every := min(time.Minute, max(a.Config.MCPApprovalTTL/4, 100*time.Millisecond))
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		if n, err := a.Elicit.ExpireDue(ctx); err != nil && ctx.Err() == nil {
