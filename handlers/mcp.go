@@ -45,9 +45,19 @@ func (s *Server) mcpPost(c echo.Context) error {
 	return out.finish(reply)
 }
 
-// mcpOtherMethod answers GET (the optional server-to-client SSE stream) and DELETE (end
-// of an MCP session) with 405, as the streamable HTTP transport allows for a server
-// that keeps no MCP sessions and sends no unsolicited messages.
+// mcpDelete ends the client's MCP session: the session's upstream server processes
+// are reaped (they are spawned again on the next call).
+func (s *Server) mcpDelete(c echo.Context) error {
+	sess, err := s.sessions.Authorize(c.Request().Context(), userOf(c), c.Param("sid"), auth.Edit)
+	if err != nil {
+		return err
+	}
+	s.mcp.EndSession(sess.ID)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// mcpOtherMethod answers GET (the optional server-to-client SSE stream) with 405, as
+// the streamable HTTP transport allows for a server that sends no unsolicited messages.
 func (s *Server) mcpOtherMethod(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderAllow, http.MethodPost)
 	return echo.NewHTTPError(http.StatusMethodNotAllowed, "the MCP endpoint takes POST only")

@@ -102,10 +102,11 @@ func TestMCPProtocolErrors(t *testing.T) {
 		if r.Status != http.StatusAccepted || len(r.Body) != 0 {
 			t.Fatalf("notification: %d %q", r.Status, r.Body)
 		}
-		for _, m := range []string{http.MethodGet, http.MethodDelete} {
-			if r := c.Do(t, m, "/v1/sessions/"+sid+"/mcp", nil); r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "POST" {
-				t.Errorf("%s: %d %s", m, r.Status, r.Body)
-			}
+		if r := c.Do(t, http.MethodGet, "/v1/sessions/"+sid+"/mcp", nil); r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "POST" {
+			t.Errorf("GET: %d %s", r.Status, r.Body)
+		}
+		if r := c.Do(t, http.MethodDelete, "/v1/sessions/"+sid+"/mcp", nil); r.Status != http.StatusNoContent {
+			t.Errorf("DELETE: %d %s", r.Status, r.Body)
 		}
 		resp, err := c.SendRaw(context.Background(), http.MethodPost, "/v1/sessions/"+sid+"/mcp", "text/plain", []byte("{}"))
 		if err != nil || resp.Status != http.StatusUnsupportedMediaType {

@@ -122,7 +122,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/sessions/:sid/policies/evaluate", s.evaluatePolicies)
 	v1.POST("/sessions/:sid/mcp", s.mcpPost)
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)
-	v1.DELETE("/sessions/:sid/mcp", s.mcpOtherMethod)
+	v1.DELETE("/sessions/:sid/mcp", s.mcpDelete)
 
 	// Browser pages (§8): identity as for the API; errors render as pages.
 	e.GET("/static/*", s.serveStatic)

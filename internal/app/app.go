@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gatehouse-dev/gatehouse/handlers"
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
@@ -21,6 +22,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
+	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy/upstream"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
@@ -42,6 +44,8 @@ type App struct {
 	Log      *slog.Logger
 
 	stopBus context.CancelFunc
+	// upstreams are the upstream MCP servers' processes and connections (nil: none).
+	upstreams *upstream.Pool
 }
 
 // New opens the database, applies migrations and builds the handlers.
@@ -102,7 +106,24 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	core.OnResolved(m.Decided)
 	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st}
 	svc := sessions.New(st, access)
-	proxy := mcpproxy.New(core, policies, mcpRunner, nil, mcp.NewStateSigner(cfg.SessionSecret), mcpproxy.Options{
+	servers, err := upstream.LoadFile(cfg.MCPServers)
+	if err != nil {
+		stopBus()
+		st.Close()
+		return nil, err
+	}
+	var proxy *mcpproxy.Proxy
+	var pool *upstream.Pool
+	var ups mcpproxy.Upstreams
+	if servers != nil && len(servers.Servers) > 0 {
+		pool = upstream.New(servers, upstream.Options{Log: log,
+			Elicit: func(ctx context.Context, sid, server, tool string, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+				return proxy.UpstreamInput(ctx, sid, server, tool, p)
+			}})
+		ups = pool
+		log.Info("upstream MCP servers configured", "file", cfg.MCPServers, "count", len(servers.Servers))
+	}
+	proxy = mcpproxy.New(core, policies, mcpRunner, ups, mcp.NewStateSigner(cfg.SessionSecret), mcpproxy.Options{
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
 		InputTimeout: cfg.MCPInputTimeout, Log: log,
 	})
@@ -119,7 +140,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Inbox:           inbox.New(st, access),
 		SessionSecret:   cfg.SessionSecret,
 	})
-	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus}, nil
+	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }
 
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully: parked requests
@@ -181,8 +202,13 @@ func (a *App) sweep(ctx context.Context) {
 	}
 }
 
-// Close stops the bus listener and releases the database.
+// Close stops the bus listener, reaps upstream MCP servers and releases the database.
 func (a *App) Close() error {
 	a.stopBus()
+	if a.upstreams != nil {
+		if err := a.upstreams.Close(); err != nil {
+			a.Log.Warn("close upstream MCP servers", "err", err)
+		}
+	}
 	return a.Store.Close()
 }

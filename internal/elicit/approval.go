@@ -46,3 +46,9 @@ func (s *Service) WaitAtMost(ctx context.Context, id string, d time.Duration) (*
 		}
 	}
 }
+
+// Session loads a session by id (for requests that arrive with only its id, such as
+// an upstream MCP server's input request).
+func (s *Service) Session(ctx context.Context, id string) (*models.Session, error) {
+	return s.store.GetSession(ctx, id)
+}

@@ -45,6 +45,8 @@ type Upstreams interface {
 	Owns(name string) (server, tool string, ok bool)
 	// Call runs a tool and returns its CallToolResult.
 	Call(ctx context.Context, sid, name string, args json.RawMessage) (json.RawMessage, error)
+	// EndSession stops the session's server processes.
+	EndSession(sid string)
 }
 
 // Options configure a Proxy.
@@ -106,6 +108,14 @@ func New(core *elicit.Service, policies *policy.Engine, runner Runner, upstreams
 // Available reports whether any tools can run: without a runner and upstream servers
 // the endpoint answers 503 (§6.5).
 func (p *Proxy) Available() bool { return p != nil && (p.runner != nil || p.upstreams != nil) }
+
+// EndSession ends what the proxy holds for a session's MCP client (its upstream
+// stdio servers), when the client ends its MCP session (DELETE).
+func (p *Proxy) EndSession(sid string) {
+	if p.upstreams != nil {
+		p.upstreams.EndSession(sid)
+	}
+}
 
 // Request is one POST to the MCP endpoint of a session the caller may edit.
 type Request struct {

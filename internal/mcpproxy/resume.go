@@ -43,19 +43,20 @@ func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.
 	if how != askInputForm {
 		how = askInputURL
 	}
-	if clientDeclined(call, row.ID) {
-		// The person at the client said no there. That stands whatever happened in
-		// Gatehouse, and on a prompt still pending it is the verdict.
+	if clientDeclined(call, row.ID) && (row.IsPending() || accepted(row)) {
+		// The person at the client said no there. That stands even over an approval
+		// given in Gatehouse, and on a prompt still pending it is the verdict. (A "no"
+		// already given in Gatehouse is reported as that person's, below.)
+		p.refused(req, row.ID, call.Name, "client_declined")
 		if row.IsPending() {
 			out, err := p.elicit.Resolve(ctx, sid, row.ID, elicit.Result{Action: elicit.ActionDecline}, req.User, models.ViaMCPClient)
 			if err != nil {
 				return nil, nil, err
 			}
-			if out.Row != nil {
-				row = out.Row
+			if out.Row != nil && !accepted(out.Row) {
+				return p.settle(ctx, req, c, call, how, out.Row)
 			}
 		}
-		p.refused(req, row.ID, call.Name, "client_declined")
 		return mcp.TextResult("Declined at the MCP client; the tool did not run.", true), nil, nil
 	}
 	if row.IsPending() {

@@ -1,0 +1,44 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// UpstreamInput answers an upstream MCP server's elicitation/create during a call: it
+// parks an mcp_input prompt on the session (mirrored to its ancestors) with the
+// server's message and schema, waits up to InputTimeout, and returns the person's
+// answer; no answer is a decline. It is the upstream pool's Elicit callback.
+func (p *Proxy) UpstreamInput(ctx context.Context, sid, server, tool string, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	sess, err := p.elicit.Session(ctx, sid)
+	if err != nil {
+		return nil, err
+	}
+	var asked map[string]any
+	raw, _ := json.Marshal(params)
+	_ = json.Unmarshal(raw, &asked)
+	name := server
+	if tool != "" {
+		name = server + "__" + tool
+	}
+	row, err := p.elicit.Open(ctx, elicit.Prompt{Session: sess, Origin: models.OriginMCPInput,
+		Params: mcp.InputPromptParams(ids.New("input_"), name, asked), Timeout: p.o.InputTimeout})
+	if err != nil {
+		return nil, err
+	}
+	v, err := p.elicit.Await(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	if !v.Decided() {
+		return &sdk.ElicitResult{Action: elicit.ActionDecline}, nil
+	}
+	return &sdk.ElicitResult{Action: v.Result.Action, Content: v.Result.Content}, nil
+}
