@@ -23,8 +23,14 @@ build: ## build bin/gatehouse
 generate: ## regenerate templ components (committed)
 	@if [ -d views ]; then $(GO) tool templ generate $(TEMPL_FLAGS) -path views; else echo "no views/ directory: nothing to generate"; fi
 
+.PHONY: clients
+clients: ## install the real clients the tests drive (MCP SDKs and servers, Claude Code; pinned in package-lock.json)
+	@if ! command -v npm >/dev/null; then echo "npm not found: the real-client tests will skip (install Node.js 20 or newer)"; \
+	elif [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
+		npm ci --no-audit --no-fund; fi
+
 .PHONY: test
-test: ## run every test with -race, on SQLite and (when GATEHOUSE_TEST_DATABASE_URL is set or a local Postgres answers) on Postgres
+test: clients ## run every test with -race, on SQLite and (when GATEHOUSE_TEST_DATABASE_URL is set or a local Postgres answers) on Postgres
 	@source scripts/test-env.sh && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 FUZZTIME ?= 10s

@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/internal/testnpm"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
 
@@ -25,8 +26,8 @@ import (
 // mid-call is a JSON-RPC error rather than a hung call, and ending the MCP session
 // (DELETE) reaps the server's process.
 func TestMCPUpstreamServer(t *testing.T) {
-	node := testserver.Node(t)
-	js := testserver.NodeModule(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	node := testnpm.Node(t)
+	js := testnpm.NodeModule(t, "@modelcontextprotocol/server-everything/dist/index.js")
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		// The server runs in a directory of its own, so the test can find its process.
 		dir := t.TempDir()

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/fakemodel"
+	"github.com/gatehouse-dev/gatehouse/internal/testnpm"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -431,7 +432,7 @@ func (f *claudeFixture) MCPURL() string { return f.tap.URL + "/v1/sessions/" + f
 // claudeBinary locates a pinned Claude Code, skipping (or failing in CI) without it.
 func claudeBinary(t *testing.T, v claudeVersion) string {
 	t.Helper()
-	bin := testserver.NodeModule(t, v.bin)
+	bin := testnpm.NodeModule(t, v.bin)
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil || !strings.HasPrefix(strings.TrimSpace(string(out)), v.name) {
 		t.Fatalf("%s --version = %q (%v), want %s", bin, out, err, v.name)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testnpm"
 )
 
 // script is a running client script from js/ (see js/driver.mjs for the line protocol).
@@ -32,8 +32,8 @@ type script struct {
 // the script), so a missing `npm ci` skips the test (fails in CI) here.
 func startScript(t *testing.T, pkg, name string, args ...string) *script {
 	t.Helper()
-	testserver.NodeModule(t, pkg+"/package.json")
-	node := testserver.Node(t)
+	testnpm.NodeModule(t, pkg+"/package.json")
+	node := testnpm.Node(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("js", name)}, args...)...)
 	s := &script{lines: make(chan map[string]any, 16)}

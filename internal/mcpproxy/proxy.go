@@ -91,7 +91,7 @@ func New(core *elicit.Service, policies *policy.Engine, runner Runner, upstreams
 		o.ApprovalTTL = 15 * time.Minute
 	}
 	if o.RetryWait <= 0 {
-		o.RetryWait = 30 * time.Second
+		o.RetryWait = 50 * time.Second
 	}
 	if o.InputTimeout <= 0 {
 		o.InputTimeout = 5 * time.Minute

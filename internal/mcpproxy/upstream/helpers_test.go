@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testnpm"
 )
 
 // everything is the real @modelcontextprotocol/server-everything from npm as a
 // stdio server.
 func everything(t *testing.T) Server {
 	t.Helper()
-	node := testserver.Node(t)
-	js := testserver.NodeModule(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	node := testnpm.Node(t)
+	js := testnpm.NodeModule(t, "@modelcontextprotocol/server-everything/dist/index.js")
 	return Server{Name: "everything", Command: node, Args: []string{js, "stdio"}, Timeout: 30 * time.Second}
 }
 

@@ -1,4 +1,6 @@
-package testserver
+// Package testnpm finds the real npm clients (MCP SDKs, MCP servers, Claude Code) that
+// tests drive. It imports nothing of Gatehouse, so any package's tests may use it.
+package testnpm
 
 import (
 	"os"
