@@ -107,7 +107,9 @@ func sdkRoundTrip(t *testing.T, c *testserver.Client, endpoint, sid, version str
 		resolvePending(t, c, sid, "accept")
 		r := <-done
 		res, err = r.res, r.err
-		asked.Add(1) // the handler must not run for a held call; count the person instead
+		if asked.Load() != 0 {
+			t.Fatalf("a held call ran the client's elicitation handler %d times", asked.Load())
+		}
 	} else {
 		res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "deploy", Arguments: map[string]any{"env": "prod"}})
 	}
@@ -117,7 +119,7 @@ func sdkRoundTrip(t *testing.T, c *testserver.Client, endpoint, sid, version str
 	if text := res.Content[0].(*sdk.TextContent).Text; text != `ran deploy {"env":"prod"}` {
 		t.Fatalf("deploy text = %q", text)
 	}
-	if asked.Load() != 1 {
+	if version == "" && asked.Load() != 1 {
 		t.Fatalf("the elicitation handler ran %d times, want once", asked.Load())
 	}
 }

@@ -97,20 +97,43 @@ func TestMCPUpstreamServer(t *testing.T) {
 			t.Fatalf("prompt = %v", p)
 		}
 
-		// Killed mid-call: an error, promptly.
-		pid := serverPID(t, dir)
+		// The server's own input request (elicitation/create) becomes a prompt; the
+		// person's answer reaches the server.
 		type called struct {
 			res *sdk.CallToolResult
 			err error
 		}
-		done := make(chan called, 1)
-		go func() {
-			r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "everything__trigger-long-running-operation",
-				Arguments: map[string]any{"duration": 30, "steps": 30}})
-			done <- called{r, err}
-		}()
-		// Killed while the call is in flight (the upstream package's own tests pin the
-		// kill to mid-operation; here the point is the proxy's answer: an error, not a hang).
+		callAsync := func() chan called {
+			done := make(chan called, 1)
+			go func() {
+				r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "everything__trigger-elicitation-request", Arguments: map[string]any{}})
+				done <- called{r, err}
+			}()
+			return done
+		}
+		done := callAsync()
+		input := st.WaitFor(t, "response.elicitation_request", 10*time.Second).Map(t)
+		if p := input["params"].(map[string]any); p["phase"] != "mcp_input" || p["message"] != "Please provide inputs for the following fields:" {
+			t.Fatalf("input prompt = %v", p)
+		}
+		if r := c.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+input["elicitation_id"].(string)+"/resolve",
+			map[string]any{"action": "decline"}); r.Status != http.StatusAccepted {
+			t.Fatalf("resolve: %d %s", r.Status, r.Body)
+		}
+		select {
+		case r := <-done:
+			if r.err != nil || r.res.IsError || !strings.Contains(strings.ToLower(mustJSON(r.res.Content)), "decline") {
+				t.Fatalf("elicitation tool: %v %s", r.err, mustJSON(r.res))
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("the elicitation tool did not finish after the answer")
+		}
+
+		// Killed mid-call (the server is waiting for its input request's answer): an
+		// error, promptly — not a hung call.
+		pid := serverPID(t, dir)
+		done = callAsync()
+		st.WaitFor(t, "response.elicitation_request", 10*time.Second)
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}

@@ -8,12 +8,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// Runner is the external process that executes MCP tools for a session (§6.5). It is
-// optional: with no --runner-url, /mcp answers 503 and nothing is forwarded.
+// Runner is the external process that executes MCP tools for a session (§6.5); the
+// MCP proxy (internal/mcpproxy) runs tools on it, the handlers forward it control
+// events. It is optional: with no --runner-url nothing is forwarded.
 type Runner interface {
-	// Execute posts {"method","params"} to {runner}/v1/sessions/{sid}/mcp/execute and
-	// returns the raw JSON answer.
-	Execute(ctx context.Context, sid, method string, params any) (json.RawMessage, error)
 	// PostEvent posts a control event to {runner}/v1/sessions/{sid}/events.
 	PostEvent(ctx context.Context, sid string, event any) error
 }

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,65 +42,6 @@ var claudeVersions = []claudeVersion{
 
 // claudeNoPolicies lets every tool run.
 const claudeNoPolicies = "policies: []\n"
-
-// claudePolicies ASKs a person before the runner's deploy tool runs.
-const claudePolicies = `policies:
-  - name: ask_deploy
-    on: ["tool_call:deploy"]
-    action: ASK
-    reason: Deploys need a person
-`
-
-// claudeRunner stands in for the runner that executes Gatehouse's MCP tools: it lists
-// one tool, deploy, and counts how often it really ran.
-type claudeRunner struct {
-	*httptest.Server
-	runs  atomic.Int64
-	mu    sync.Mutex
-	calls []string
-}
-
-func newClaudeRunner(t testing.TB) *claudeRunner {
-	r := &claudeRunner{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		raw, _ := io.ReadAll(req.Body)
-		if !strings.HasSuffix(req.URL.Path, "/mcp/execute") {
-			w.WriteHeader(http.StatusAccepted) // /events and the like: nothing to do here
-			return
-		}
-		var body struct {
-			Method string `json:"method"`
-			Params struct {
-				Name      string         `json:"name"`
-				Arguments map[string]any `json:"arguments"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(raw, &body)
-		r.mu.Lock()
-		r.calls = append(r.calls, string(raw))
-		r.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		switch body.Method {
-		case "tools/list":
-			_ = json.NewEncoder(w).Encode(map[string]any{"result": map[string]any{"tools": []any{map[string]any{
-				"name": "deploy", "description": "Deploys the service to a target environment",
-				"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
-					"target": map[string]any{"type": "string", "description": "environment"}}, "required": []any{"target"}},
-			}}}})
-		case "tools/call":
-			r.runs.Add(1)
-			target, _ := body.Params.Arguments["target"].(string)
-			_ = json.NewEncoder(w).Encode(map[string]any{"result": map[string]any{"output": "deployed " + target}})
-		default:
-			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": "unknown method " + body.Method}})
-		}
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-// Runs is how many times the runner executed a tool.
-func (r *claudeRunner) Runs() int64 { return r.runs.Load() }
 
 // claudeExchange is one HTTP exchange between Claude Code and Gatehouse's MCP endpoint.
 type claudeExchange struct {
@@ -393,7 +333,7 @@ func claudeDeadProxy(t testing.TB) string {
 // model that asks for mcp__gatehouse__deploy {"target":"prod"}.
 type claudeFixture struct {
 	srv    *testserver.Server
-	runner *claudeRunner
+	runner *deployRunner
 	tap    *claudeTap
 	model  *fakemodel.Server
 	sid    string
@@ -402,7 +342,7 @@ type claudeFixture struct {
 
 func newClaudeFixture(t *testing.T, db testserver.DB, policies string, flags ...string) *claudeFixture {
 	t.Helper()
-	runner := newClaudeRunner(t)
+	runner := newDeployRunner(t)
 	policy := filepath.Join(t.TempDir(), "policies.yaml")
 	if err := os.WriteFile(policy, []byte(policies), 0o600); err != nil {
 		t.Fatal(err)

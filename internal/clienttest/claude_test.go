@@ -56,7 +56,7 @@ func TestClaudeCodeApprovedDeployRunsOnce(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			bin := claudeBinary(t, v)
 			testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
-				f := newClaudeFixture(t, db, claudePolicies, claudeServerFlags...)
+				f := newClaudeFixture(t, db, askDeployPolicy, claudeServerFlags...)
 				run := startClaude(t, bin, f.model.URL, f.MCPURL(), "deploy to prod", claudeRunLimit)
 				ev := f.waitPrompt(t, run, claudeWait)
 				eid, _ := ev["elicitation_id"].(string)
@@ -95,7 +95,7 @@ func TestClaudeCodeDeclinedDeployNeverRuns(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			bin := claudeBinary(t, v)
 			testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
-				f := newClaudeFixture(t, db, claudePolicies, claudeServerFlags...)
+				f := newClaudeFixture(t, db, askDeployPolicy, claudeServerFlags...)
 				run := startClaude(t, bin, f.model.URL, f.MCPURL(), "deploy to prod", claudeRunLimit)
 				ev := f.waitPrompt(t, run, claudeWait)
 				eid, _ := ev["elicitation_id"].(string)

@@ -74,6 +74,9 @@ func newDeployRunner(t testing.TB) *deployRunner {
 	return r
 }
 
+// Runs is how many times the deploy tool really ran.
+func (r *deployRunner) Runs() int32 { return r.runs.Load() }
+
 // proxy is one running Gatehouse with a runner, the ASK policy and a fresh session
 // whose event stream is already open (so no prompt can be missed).
 type proxy struct {

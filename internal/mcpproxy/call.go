@@ -12,6 +12,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
+// stateMargin is how long a requestState stays valid after its prompt's deadline.
+const stateMargin = time.Hour
+
 // channel is how a client is asked for an approval.
 type channel int
 
@@ -166,8 +169,11 @@ func (p *Proxy) stillPending(req Request, call mcp.ToolCall, how channel, row *m
 	if how == askURLError {
 		return nil, mcp.URLRequiredError(a), nil
 	}
+	// The state outlives its prompt by a margin, so a retry after the prompt ended is
+	// told how it ended (expired, declined) rather than only that the state is stale;
+	// the prompt's own record, not the state, is what authorizes a call.
 	state := p.signer.Sign(mcp.State{SessionID: req.Session.ID, ElicitationID: row.ID, Tool: call.Name,
-		ArgsHash: mcp.ArgumentsHash(call.Arguments), Expires: row.ExpiresAt.Unix()})
+		ArgsHash: mcp.ArgumentsHash(call.Arguments), Expires: row.ExpiresAt.Add(stateMargin).Unix()})
 	return mcp.InputRequiredResult(a, state), nil, nil
 }
 

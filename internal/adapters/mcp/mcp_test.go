@@ -60,14 +60,9 @@ func TestSeedMRTRResponseFormMode(t *testing.T) {
 }
 
 // TestSeedMRTRResponseNoSessionIDStaysForm: url mode but no session → no approval page
-// to link to, so no URL, and the approval is asked as a form.
+// to link to, so the approval carries no URL, and one without a URL is a form.
 func TestSeedMRTRResponseNoSessionIDStaysForm(t *testing.T) {
-	sid := ""
-	a := mcp.Approval{ElicitationID: "elicit_abc", Message: "Approve?"}
-	if sid != "" {
-		a.URL = "https://gatehouse.example" + mcp.ApprovePath(sid, a.ElicitationID)
-	}
-	params, _ := mrtrParams(t, a, "{}")
+	params, _ := mrtrParams(t, mcp.Approval{ElicitationID: "elicit_abc", Message: "Approve?", URL: ""}, "{}")
 	if _, has := params["url"]; has || params["mode"] != "form" {
 		t.Fatalf("params = %v", params)
 	}

@@ -55,8 +55,39 @@ func NewStateSigner(secret string) *StateSigner {
 // Sign encodes and MACs a state.
 func (s *StateSigner) Sign(st State) string {
 	payload, _ := json.Marshal(st)
-	body := statePrefix + b64().EncodeToString(payload)
+	return s.seal(statePrefix, payload)
+}
+
+// seal writes prefix + base64(payload) + "." + base64(MAC of everything before the dot).
+func (s *StateSigner) seal(prefix string, payload []byte) string {
+	body := prefix + b64().EncodeToString(payload)
 	return body + "." + b64().EncodeToString(s.mac(body))
+}
+
+// open checks a sealed token's prefix, size and MAC (in constant time) and returns its
+// payload. Only the canonical encoding is accepted: the decoder would skip line breaks,
+// and one token must not verify under many spellings.
+func (s *StateSigner) open(token, prefix string, maxLen int) ([]byte, error) {
+	if !strings.HasPrefix(token, prefix) || len(token) > maxLen {
+		return nil, ErrStateMalformed
+	}
+	dot := strings.LastIndexByte(token, '.')
+	if dot <= len(prefix) {
+		return nil, ErrStateMalformed
+	}
+	body, sig := token[:dot], token[dot+1:]
+	got, err := b64().DecodeString(sig)
+	if err != nil || b64().EncodeToString(got) != sig {
+		return nil, ErrStateMalformed
+	}
+	if !hmac.Equal(got, s.mac(body)) {
+		return nil, ErrStateForged
+	}
+	payload, err := b64().DecodeString(body[len(prefix):])
+	if err != nil {
+		return nil, ErrStateMalformed
+	}
+	return payload, nil
 }
 
 func (s *StateSigner) mac(body string) []byte {
@@ -67,26 +98,9 @@ func (s *StateSigner) mac(body string) []byte {
 
 // Verify checks the MAC (in constant time) and the expiry, and returns the state.
 func (s *StateSigner) Verify(token string, now time.Time) (State, error) {
-	if !strings.HasPrefix(token, statePrefix) || len(token) > 4096 {
-		return State{}, ErrStateMalformed
-	}
-	dot := strings.LastIndexByte(token, '.')
-	if dot <= len(statePrefix) {
-		return State{}, ErrStateMalformed
-	}
-	body, sig := token[:dot], token[dot+1:]
-	got, err := b64().DecodeString(sig)
-	// The decoder skips line breaks; insisting on the canonical encoding keeps one
-	// state from verifying under many spellings.
-	if err != nil || b64().EncodeToString(got) != sig {
-		return State{}, ErrStateMalformed
-	}
-	if !hmac.Equal(got, s.mac(body)) {
-		return State{}, ErrStateForged
-	}
-	payload, err := b64().DecodeString(body[len(statePrefix):])
+	payload, err := s.open(token, statePrefix, 4096)
 	if err != nil {
-		return State{}, ErrStateMalformed
+		return State{}, err
 	}
 	var st State
 	if err := json.Unmarshal(payload, &st); err != nil {
@@ -139,30 +153,14 @@ type clientToken struct {
 // every replica, and this one after a restart, knows the client on its next request.
 func (s *StateSigner) SignClient(sid string, c Client, nonce string) string {
 	payload, _ := json.Marshal(clientToken{Client: c, SessionID: sid, Nonce: nonce})
-	body := clientPrefix + b64().EncodeToString(payload)
-	return body + "." + b64().EncodeToString(s.mac(body))
+	return s.seal(clientPrefix, payload)
 }
 
 // VerifyClient checks an Mcp-Session-Id issued by SignClient for session sid.
 func (s *StateSigner) VerifyClient(token, sid string) (Client, error) {
-	if !strings.HasPrefix(token, clientPrefix) || len(token) > 1024 {
-		return Client{}, ErrStateMalformed
-	}
-	dot := strings.LastIndexByte(token, '.')
-	if dot <= len(clientPrefix) {
-		return Client{}, ErrStateMalformed
-	}
-	body, sig := token[:dot], token[dot+1:]
-	got, err := b64().DecodeString(sig)
-	if err != nil || b64().EncodeToString(got) != sig {
-		return Client{}, ErrStateMalformed
-	}
-	if !hmac.Equal(got, s.mac(body)) {
-		return Client{}, ErrStateForged
-	}
-	payload, err := b64().DecodeString(body[len(clientPrefix):])
+	payload, err := s.open(token, clientPrefix, 1024)
 	if err != nil {
-		return Client{}, ErrStateMalformed
+		return Client{}, err
 	}
 	var ct clientToken
 	if err := json.Unmarshal(payload, &ct); err != nil || ct.SessionID != sid {
