@@ -112,7 +112,7 @@ func (p *Proxy) Available() bool { return p != nil && (p.runner != nil || p.upst
 // EndSession ends what the proxy holds for a session's MCP client (its upstream
 // stdio servers), when the client ends its MCP session (DELETE).
 func (p *Proxy) EndSession(sid string) {
-	if p.upstreams != nil {
+	if p != nil && p.upstreams != nil {
 		p.upstreams.EndSession(sid)
 	}
 }
