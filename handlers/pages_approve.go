@@ -132,6 +132,25 @@ func (s *Server) approveEvents(c echo.Context) error {
 	}
 }
 
+// showRawRequest serves everything the agent sent for one prompt — its stored params,
+// whole — as plain text: the page shortens large or deep input and renders plans as
+// markdown, and this is where a person reads the original. It is text/plain with
+// nosniff (and the pages' CSP), so nothing in it can run; JSON nested shallowly
+// enough is indented for reading, deeper JSON is sent as stored, because indenting
+// deep nesting grows quadratically.
+func (s *Server) showRawRequest(c echo.Context) error {
+	sess, err := s.sessions.Authorize(c.Request().Context(), userOf(c), c.Param("sid"), auth.Edit)
+	if err != nil {
+		return err
+	}
+	row, err := s.ownedRow(c, sess.ID, c.Param("eid"))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Content-Disposition", "inline")
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", prompt.RawText(row.Params))
+}
+
 // ownedRow loads a prompt that session sid owns; anything else is not found.
 func (s *Server) ownedRow(c echo.Context, sid, eid string) (*models.Elicitation, error) {
 	row, err := s.elicit.Get(c.Request().Context(), eid)
@@ -151,6 +170,7 @@ func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (
 	d := views.ApprovePage{
 		CSRF: s.csrfToken(c), ID: eid, Agent: agent, Path: crumbs(path),
 		Action: approvePath(sess.ID, eid), EventsURL: approvePath(sess.ID, eid) + "/events",
+		RawURL: approvePath(sess.ID, eid) + "/raw",
 	}
 	row, err := s.ownedRow(c, sess.ID, eid)
 	if errors.Is(err, errs.ErrNotFound) {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -19,9 +18,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 	"github.com/gatehouse-dev/gatehouse/views"
 )
-
-// summaryLimit bounds the preview a card shows, in characters.
-const summaryLimit = 300
 
 // showInbox renders every prompt the user may decide, grouped by root session.
 func (s *Server) showInbox(c echo.Context) error {
@@ -47,9 +43,12 @@ func (s *Server) inboxEvents(c echo.Context) error {
 }
 
 // decideFromList takes the inline approve/reject of a card (inbox or session page).
-// Only prompts with nothing to fill in can be approved from a list. htmx gets an empty
-// body (the card disappears) plus an out-of-band flash when someone else was first;
-// without JavaScript the browser is redirected back to the list.
+// Only prompts with nothing to fill in can be approved from a list, and only when the
+// card shows the whole request: a shortened one must be opened and approved on its
+// page, so the server refuses it here whatever the client sends (htmx gets the card
+// back with the reason; without JavaScript the browser is sent to the page). htmx gets
+// an empty body (the card disappears) plus an out-of-band flash when someone else was
+// first; without JavaScript the browser is redirected back to the list.
 func (s *Server) decideFromList(c echo.Context) error {
 	sess, err := s.decisionSession(c)
 	if err != nil {
@@ -66,7 +65,11 @@ func (s *Server) decideFromList(c echo.Context) error {
 	case elicit.ActionAccept:
 		var params map[string]any
 		_ = json.Unmarshal(row.Params, &params)
-		if !prompt.Describe(row.Origin, params, s.md).QuickApprove() {
+		p := prompt.Describe(row.Origin, params, s.md)
+		if p.NeedsReview() {
+			return s.refuseFromList(c, sess, row, params)
+		}
+		if !p.QuickApprove() {
 			return bad("action", "this request needs answers: open it to approve")
 		}
 		r.Action = elicit.ActionAccept
@@ -95,6 +98,31 @@ func (s *Server) decideFromList(c echo.Context) error {
 		s.setFlash(c, msg)
 	}
 	return s.redirect(c, safeNext(c.FormValue("next")))
+}
+
+// refuseFromList answers an inline approve of a prompt the card shows only part of:
+// nothing is decided; htmx gets the card back (409) with the reason and an "Open to
+// review" link in place of Approve, a plain form post is sent to the approval page.
+func (s *Server) refuseFromList(c echo.Context, sess *models.Session, row *models.Elicitation, params map[string]any) error {
+	const why = "This request is longer than the card shows: open it and review it whole before approving."
+	if !isHTMX(c) {
+		s.setFlash(c, why)
+		return s.redirect(c, approvePath(row.SessionID, row.ID))
+	}
+	path, _, err := s.inbox.Header(c.Request().Context(), sess)
+	if err != nil {
+		return err
+	}
+	next := safeNext(c.FormValue("next"))
+	ownerFrom := 1
+	for i := range path {
+		if next == sessionPath(path[i].ID) {
+			ownerFrom = i + 1
+		}
+	}
+	card := s.card(inbox.Item{Row: *row, Params: params, Path: path}, true, next, ownerFrom)
+	card.Notice = why
+	return s.render(c, http.StatusConflict, views.CardItem(card, s.csrfToken(c)))
 }
 
 // safeNext keeps a post-decision redirect on our own list pages.
@@ -130,44 +158,12 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 		ID: it.Row.ID, ApproveURL: approvePath(it.Row.SessionID, it.Row.ID),
 		DecideURL: "/inbox/" + it.Row.SessionID + "/" + it.Row.ID, Next: next,
 		Message: p.Message, Vendor: p.Vendor, Policy: p.Policy, Created: it.Row.CreatedAt,
-		Summary: summary(it.Params), QuickApprove: p.QuickApprove(), CanDecide: canDecide,
+		Summary: p.Preview, QuickApprove: p.QuickApprove(), NeedsReview: p.NeedsReview(), CanDecide: canDecide,
 	}
 	if len(it.Path) > ownerFrom {
 		c.Owner = crumbs(it.Path[ownerFrom:])
 	}
 	return c
-}
-
-// summary is a short plain-text preview of a prompt for cards: the plan's text, the
-// questions, or the request's preview.
-func summary(params map[string]any) string {
-	var s string
-	if plan, ok := params["exit_plan_mode"].(map[string]any); ok {
-		s, _ = plan["plan"].(string)
-	}
-	if auq, ok := params["ask_user_question"].(map[string]any); ok && s == "" {
-		qs, _ := auq["questions"].([]any)
-		var lines []string
-		for _, q := range qs {
-			if m, ok := q.(map[string]any); ok {
-				if text, _ := m["question"].(string); text != "" {
-					lines = append(lines, text)
-				}
-			}
-		}
-		s = strings.Join(lines, "\n")
-	}
-	if s == "" {
-		s, _ = params["content_preview"].(string)
-	}
-	if s == "" {
-		s, _ = params["command"].(string)
-	}
-	s = strings.TrimSpace(s)
-	if utf8.RuneCountInString(s) > summaryLimit {
-		s = string([]rune(s)[:summaryLimit-1]) + "…"
-	}
-	return s
 }
 
 // pushFragments sends a live page's fragment at once, then again after every burst of

@@ -76,6 +76,7 @@ func (s *Server) sessionData(c echo.Context) (views.SessionPage, error) {
 
 func messageOf(row models.Elicitation, params map[string]any, md *markdown.Renderer) string {
 	if m, _ := params["message"].(string); m != "" {
+		m, _ = prompt.Cut(m, prompt.MaxMessage)
 		return m
 	}
 	return prompt.Describe(row.Origin, params, md).Message

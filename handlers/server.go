@@ -131,6 +131,7 @@ func New(d Deps) *echo.Echo {
 	pages.GET("/approve/:sid/:eid", s.showApprovePage)
 	pages.POST("/approve/:sid/:eid", s.postApprovePage)
 	pages.GET("/approve/:sid/:eid/events", s.approveEvents)
+	pages.GET("/approve/:sid/:eid/raw", s.showRawRequest)
 	pages.GET("/inbox", s.showInbox)
 	pages.GET("/inbox/events", s.inboxEvents)
 	pages.POST("/inbox/:sid/:eid", s.decideFromList)

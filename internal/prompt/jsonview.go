@@ -136,3 +136,42 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// rawIndentDepth is the deepest JSON RawText indents.
+const rawIndentDepth = 32
+
+// RawText makes a stored request readable as plain text: indented when it nests no
+// deeper than rawIndentDepth (indentation then costs at most that many bytes a line),
+// as stored otherwise. Either way it holds every byte of content the agent sent.
+func RawText(raw []byte) []byte {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, b := range raw {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			if b == '\\' {
+				escaped = true
+			} else if b == '"' {
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	if deepest > rawIndentDepth {
+		return raw
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, raw, "", "  ") != nil {
+		return raw
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
