@@ -51,7 +51,7 @@ func approvePage(t *testing.T, origin, params string) views.ApprovePage {
 		Chrome: views.Chrome{Title: "Approve request", Assets: assets},
 		CSRF:   "tok123", Action: "/approve/conv_a/elicit_b", EventsURL: "/approve/conv_a/elicit_b/events",
 		RawURL: "/approve/conv_a/elicit_b/raw",
-		ID: "elicit_b", Agent: "builder", Created: asked,
+		ID:     "elicit_b", Agent: "builder", Created: asked,
 		Path:   []views.Crumb{{ID: "conv_r", Title: "Release 2.1", URL: "/sessions/conv_r"}, {ID: "conv_a", Title: "worker-a", URL: "/sessions/conv_a"}},
 		Prompt: prompt.Describe(origin, m, markdown.New()),
 	}
