@@ -11,7 +11,8 @@ import (
 
 // BoundedJSON pretty-prints a decoded JSON value for a page, within limits: nesting
 // below MaxDepth is summarised ("{… 3 keys}"), strings longer than MaxString are cut,
-// and output stops at max bytes. It reports whether anything was left out.
+// and output stops at max bytes (as escaped HTML). It reports whether anything was
+// left out.
 //
 // It never visits what it will not print, so its cost is linear in what it prints,
 // not in the input: a 10,000-deep nesting costs the same as an 8-deep one.
@@ -26,6 +27,7 @@ func BoundedJSON(v any, max int) (string, bool) {
 
 type jsonWriter struct {
 	buf  strings.Builder
+	used int // bytes written, counted as escaped HTML
 	max  int
 	cut  bool // something was summarised or shortened
 	full bool // the byte budget ran out
@@ -35,10 +37,12 @@ func (w *jsonWriter) write(s string) {
 	if w.full {
 		return
 	}
-	if w.buf.Len()+len(s) > w.max {
+	cost := htmlLen(s)
+	if w.used+cost > w.max {
 		w.full = true
 		return
 	}
+	w.used += cost
 	w.buf.WriteString(s)
 }
 

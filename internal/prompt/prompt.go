@@ -274,7 +274,7 @@ func details(params map[string]any) ([]Detail, bool) {
 		}
 		v, c := Cut(value, limit)
 		cut = cut || c
-		left -= len(v)
+		left -= htmlLen(v)
 		out = append(out, Detail{Label: label, Value: v, Block: block, TestID: id})
 	}
 	addJSON := func(label string, v any, id string) {
@@ -284,7 +284,7 @@ func details(params map[string]any) ([]Detail, bool) {
 		}
 		js, c := BoundedJSON(v, left)
 		cut = cut || c
-		left -= len(js)
+		left -= htmlLen(js)
 		out = append(out, Detail{Label: label, Value: js, Block: true, TestID: id})
 	}
 	input, _ := params["tool_input"].(map[string]any)

@@ -13,7 +13,8 @@ import (
 const (
 	// MaxDepth is how deep nested tool input is shown; deeper values are summarised.
 	MaxDepth = 8
-	// MaxRendered is the most bytes of one request's details a page shows.
+	// MaxRendered is the most bytes of one request's details a page shows, counted
+	// as escaped HTML.
 	MaxRendered = 64 << 10
 	// MaxString is the longest single string value shown inside tool input, in bytes.
 	MaxString = 8 << 10
@@ -23,17 +24,52 @@ const (
 	MaxMessage = 2 << 10
 )
 
-// Cut returns s cut to at most max bytes on a rune boundary, with a marker saying how
-// much was left out, and whether it cut.
+// Cut returns s cut so that, escaped for HTML, it takes at most max bytes (quotes and
+// angle brackets grow fivefold and would otherwise blow the page budget), on a rune
+// boundary, with a marker saying how much was left out; and whether it cut.
 func Cut(s string, max int) (string, bool) {
-	if len(s) <= max {
+	n := htmlPrefix(s, max)
+	if n == len(s) {
 		return s, false
 	}
-	n := max
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n] + fmt.Sprintf("… [%d more bytes cut; see the raw request]", len(s)-n), true
+}
+
+// htmlLen is the length of s once HTML-escaped (templ escapes & ' < > " as entities).
+func htmlLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		n += escapeGrowth(s[i])
+	}
+	return n
+}
+
+// htmlPrefix is the length of the longest prefix of s whose escaped form fits in max.
+func htmlPrefix(s string, max int) int {
+	if len(s)*5 <= max {
+		return len(s)
+	}
+	used := 0
+	for i := 0; i < len(s); i++ {
+		used += 1 + escapeGrowth(s[i])
+		if used > max {
+			return i
+		}
+	}
+	return len(s)
+}
+
+func escapeGrowth(b byte) int {
+	switch b {
+	case '"', '\'', '&':
+		return 4 // &#34; &#39; &amp;
+	case '<', '>':
+		return 3 // &lt; &gt;
+	}
+	return 0
 }
 
 // Visible makes the invisible characters of untrusted text visible. Bidirectional
