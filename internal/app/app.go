@@ -158,6 +158,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
 	go a.sweep(ctx)
+	go a.Elicit.RunLeases(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
