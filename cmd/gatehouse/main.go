@@ -76,9 +76,6 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		log.Info("database is up to date")
 		return 0
 	}
-	if cfg.SessionSecretGenerated {
-		log.Warn("no --session-secret set: generated one for this process; browser sessions end at restart")
-	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		log.Error("start failed", "err", err)
