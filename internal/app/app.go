@@ -165,15 +165,20 @@ func sessionSecret(ctx context.Context, cfg *config.Config, st *store.Store, log
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("generate session secret: %w", err)
 	}
-	secret, err := st.EnsureSetting(ctx, sessionSecretKey, hex.EncodeToString(b[:]))
+	offered := hex.EncodeToString(b[:])
+	secret, err := st.EnsureSetting(ctx, sessionSecretKey, offered)
 	if err != nil {
 		return "", fmt.Errorf("session secret: %w", err)
 	}
 	if len(secret) < 32 {
 		return "", fmt.Errorf("session secret in the database (settings %q) is shorter than 32 characters", sessionSecretKey)
 	}
-	log.Info("no --session-secret set: using the one generated on first start and kept in the database (table settings)",
-		"key", sessionSecretKey)
+	if secret == offered {
+		log.Info("no --session-secret set: generated one and kept it in the database (table settings); restarts and replicas on this database use it",
+			"key", sessionSecretKey)
+	} else {
+		log.Info("no --session-secret set: using the one kept in the database (table settings)", "key", sessionSecretKey)
+	}
 	return secret, nil
 }
 
