@@ -1,7 +1,9 @@
 # Gatehouse — run `make` for the list of targets.
 SHELL := /bin/bash
 GO ?= go
-ADDR ?= 127.0.0.1:8080
+# ADDR, when set (make run ADDR=127.0.0.1:9000), is passed as --addr; unset, the server
+# reads GATEHOUSE_ADDR or its default 127.0.0.1:8080, like every other setting.
+ADDR ?=
 TEMPL_FLAGS := $(shell sed -n 's/^generate_flags *= *"\(.*\)"/\1/p' templ.toml)
 TEST_TIMEOUT ?= 20m
 
@@ -12,8 +14,8 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: ## serve on the embedded SQLite default (./data/gatehouse.db) and print the URL
-	$(GO) run ./cmd/gatehouse serve --addr $(ADDR)
+run: ## serve on the embedded SQLite default (./data/gatehouse.db) and print the URL (ADDR=host:port or GATEHOUSE_* settings)
+	$(GO) run ./cmd/gatehouse serve$(if $(ADDR), --addr $(ADDR))
 
 .PHONY: build
 build: ## build bin/gatehouse
