@@ -95,11 +95,11 @@ const (
 
 // Ways a verdict can arrive (resolved_via).
 const (
-	ViaAPI      = "api"
-	ViaEvent    = "event"
-	ViaPage     = "page"
-	ViaInbox    = "inbox"
-	ViaTimeout  = "timeout"
+	ViaAPI     = "api"
+	ViaEvent   = "event"
+	ViaPage    = "page"
+	ViaInbox   = "inbox"
+	ViaTimeout = "timeout"
 	// ViaShutdown: abandoned when the server stopped (rows from before rolling restarts
 	// kept prompts pending; no longer written).
 	ViaShutdown = "shutdown"
