@@ -82,7 +82,8 @@ func (s *Server) postApprovePage(c echo.Context) error {
 
 // approveEvents streams the approval page's decision panel: when the prompt leaves
 // pending — decided anywhere, expired or abandoned — the outcome fragment is sent as
-// a "resolved" event and the stream ends. The subscription is registered before the
+// a "resolved" event and the stream ends; it also ends when the viewer loses edit
+// access. The subscription is registered before the
 // row is re-read, so a decision that lands in between is never missed.
 func (s *Server) approveEvents(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -95,6 +96,11 @@ func (s *Server) approveEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	lease, err := s.streams.Acquire(userOf(c), sess.RootID)
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
 	sub := s.bus.Subscribe(row.SessionID, 64)
 	defer sub.Cancel()
 	sw := s.startSSE(c)
@@ -124,6 +130,11 @@ func (s *Server) approveEvents(c echo.Context) error {
 				return nil // dropped for falling behind; EventSource reconnects
 			}
 			check = d.Event.Type == elicit.EventResolved && d.Event.ElicitationID == eid
+		case <-lease.Changed():
+			// Deciding needs edit access: a person who lost it loses the page's stream.
+			if _, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Edit); err != nil {
+				return nil
+			}
 		case <-tick.C:
 			if err := sw.ping(); err != nil {
 				return nil

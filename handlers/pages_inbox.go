@@ -30,15 +30,27 @@ func (s *Server) showInbox(c echo.Context) error {
 }
 
 // inboxEvents streams the inbox list: once at connect (so nothing that happened
-// between the page load and the stream is missed), then again whenever a prompt is
-// opened or decided anywhere, if the user's list changed.
+// between the page load and the stream is missed), then again when a prompt is opened
+// or decided in one of the trees the list shows, or the user's grants change — paced,
+// and only if the list changed. Events elsewhere on the server never reach it.
 func (s *Server) inboxEvents(c echo.Context) error {
 	ctx := c.Request().Context()
-	sub := s.bus.SubscribeAll(streamBuffer)
-	defer sub.Cancel()
+	// The lease watches the user's grants before Follow reads them, so a tree granted
+	// in between is not missed.
+	lease, err := s.streams.Acquire(userOf(c), "")
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
+	follow, err := s.inbox.Follow(ctx, userOf(c), s.bus, streamBuffer)
+	if err != nil {
+		return err
+	}
+	defer follow.Cancel()
 	s.csrfToken(c) // mint before the stream starts: the cards' forms carry it
 	sw := s.startSSE(c)
-	return pushFragments(ctx, sw, sub.C, "inbox", func() (views.InboxPage, error) { return s.inboxData(c) },
+	feed := liveFeed{events: follow.C, grants: lease.Changed(), regrant: follow.Refresh}
+	return pushFragments(ctx, sw, feed, "inbox", func() (views.InboxPage, error) { return s.inboxData(c) },
 		func(d views.InboxPage) templ.Component { return views.InboxList(d) })
 }
 
@@ -166,10 +178,19 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 	return c
 }
 
-// pushFragments sends a live page's fragment at once, then again after every burst of
-// prompt events, skipping sends that would not change the page. Events that arrive
-// together are coalesced into one render.
-func pushFragments[T any](ctx context.Context, sw *sseWriter, events <-chan stream.Delivery, name string,
+// liveFeed is what a live page listens to: prompt events, and notes that the viewer's
+// grants changed, on which regrant runs first (re-checking access: an error ends the
+// stream at once; or re-reading which trees to follow).
+type liveFeed struct {
+	events  <-chan stream.Delivery
+	grants  <-chan struct{}
+	regrant func(ctx context.Context) error
+}
+
+// pushFragments sends a live page's fragment at once, then again after prompt events
+// or grant changes, skipping sends that would not change the page. Renders are paced
+// (stream.Pacer): a burst of events costs a bounded number of renders, not one each.
+func pushFragments[T any](ctx context.Context, sw *sseWriter, feed liveFeed, name string,
 	load func() (T, error), view func(T) templ.Component) error {
 	var last [32]byte
 	send := func() error {
@@ -188,28 +209,39 @@ func pushFragments[T any](ctx context.Context, sw *sseWriter, events <-chan stre
 		last = sum
 		return sw.event(name, buf.String())
 	}
+	pace := stream.NewPacer(stream.RenderEvery)
+	defer pace.Stop()
 	if err := send(); err != nil {
 		return nil
 	}
+	pace.Rendered(time.Now())
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case d, ok := <-events:
+		case d, ok := <-feed.events:
 			if !ok {
 				return nil // dropped for falling behind; EventSource reconnects
 			}
-			if !relevant(d) {
-				continue
+			if relevant(d) {
+				pace.Note()
 			}
-			drain(events)
-			if err := send(); err != nil {
-				return nil
+		case <-feed.grants:
+			if err := feed.regrant(ctx); err != nil {
+				return nil // access is gone (or unknown): nothing more is sent
 			}
+			pace.Note()
+		case <-pace.C():
 		case <-tick.C:
 			if err := sw.ping(); err != nil {
+				return nil
+			}
+		}
+		if pace.Due(time.Now()) {
+			drain(feed.events) // what is already queued is covered by this render
+			if err := send(); err != nil {
 				return nil
 			}
 		}
@@ -220,9 +252,10 @@ func relevant(d stream.Delivery) bool {
 	return d.Event.Type == elicit.EventRequest || d.Event.Type == elicit.EventResolved
 }
 
-// drain takes whatever else is already queued, so a burst renders once.
+// drain takes what is already queued (at most one buffer's worth, so a flood cannot
+// hold the stream here), so a burst renders once.
 func drain(events <-chan stream.Delivery) {
-	for {
+	for range streamBuffer {
 		select {
 		case _, ok := <-events:
 			if !ok {

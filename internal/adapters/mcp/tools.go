@@ -42,6 +42,11 @@ func ParseToolCall(params json.RawMessage) (ToolCall, *Error) {
 	case len(args) == 0 || string(args) == "null":
 		call.Arguments = json.RawMessage(`{}`)
 	case args[0] == '{':
+		if path, dup := DuplicateKey(args); dup {
+			// What the policy checks, the person sees, the approval binds and the tool
+			// receives must be one and the same object.
+			return ToolCall{}, Errorf(CodeInvalidParams, "tools/call arguments repeat the key at %s: send each key once", path)
+		}
 		call.Arguments = args
 	default:
 		return ToolCall{}, Errorf(CodeInvalidParams, "tools/call arguments must be an object")
