@@ -152,25 +152,58 @@ func TestHostilePlanHidesNothing(t *testing.T) {
 }
 
 // TestHostileFormFieldOrder: an MCP form shows its fields in the order the server's
-// requestedSchema lists them, not alphabetically, on both databases.
+// requestedSchema lists them, not alphabetically, on both databases — whichever way
+// the form arrived: an mcp_elicitation event, a Codex mcpServer/elicitation/request,
+// or an input request of a tool behind the MCP proxy's runner.
 func TestHostileFormFieldOrder(t *testing.T) {
+	const schema = `{"type":"object","properties":{"zone":{"type":"string"},"name":{"type":"string"},"replicas":{"type":"integer"},"approve":{"type":"boolean"}}}`
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
-		srv := testserver.Start(t, db.NewURL(t))
+		runner := newFakeRunner(t, func(n int, body map[string]any) any {
+			if n == 1 { // raw bytes: the runner's key order must reach Gatehouse intact
+				return json.RawMessage(`{"result":{"input_required":{"requestState":"s","inputRequests":{"k":{"params":{"message":"Deploy settings","requestedSchema":` + schema + `}}}}}}`)
+			}
+			return map[string]any{"result": map[string]any{"output": "ok"}}
+		})
+		srv := testserver.Start(t, db.NewURL(t), "--runner-url", runner.URL)
 		c := srv.Client("")
 		b := newBrowser(t, srv, "")
 		sid := c.CreateSession(t, c.CreateAgent(t), "", "forms")
-		body := `{"type":"mcp_elicitation","data":{"message":"Deploy settings","requestedSchema":{"type":"object",` +
-			`"properties":{"zone":{"type":"string"},"name":{"type":"string"},"replicas":{"type":"integer"},"approve":{"type":"boolean"}}}}}`
-		r, err := c.SendRaw(context.Background(), http.MethodPost, "/v1/sessions/"+sid+"/events", "application/json", []byte(body))
-		if err != nil || r.Status != http.StatusAccepted {
-			t.Fatalf("event: %v %d %s", err, r.Status, r.Body)
+		st := coreOpenStream(t, c, sid)
+		fieldsOf := func(eid string) string {
+			p := b.get(t, "/approve/"+sid+"/"+eid)
+			mustStatus(t, p, http.StatusOK)
+			return strings.Join(p.testid("field").Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("data-field", "") }), ",")
 		}
-		eid := r.JSON(t)["elicitation_id"].(string)
-		p := b.get(t, "/approve/"+sid+"/"+eid)
-		mustStatus(t, p, http.StatusOK)
-		got := strings.Join(p.testid("field").Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("data-field", "") }), ",")
-		if got != "zone,name,replicas,approve" {
-			t.Fatalf("fields = %s, want the schema's order", got)
+		post := func(path, body string) *testserver.Response {
+			r, err := c.SendRaw(context.Background(), http.MethodPost, path, "application/json", []byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+
+		r := post("/v1/sessions/"+sid+"/events", `{"type":"mcp_elicitation","data":{"message":"Deploy settings","requestedSchema":`+schema+`}}`)
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("event: %d %s", r.Status, r.Body)
+		}
+		st.WaitFor(t, "response.elicitation_request", 10*time.Second)
+		if got := fieldsOf(r.JSON(t)["elicitation_id"].(string)); got != "zone,name,replicas,approve" {
+			t.Fatalf("mcp_elicitation fields = %s, want the schema's order", got)
+		}
+
+		codex := c.ParkAsync("/v1/sessions/"+sid+"/hooks/codex-elicitation-request", json.RawMessage(
+			`{"id":7,"method":"mcpServer/elicitation/request","params":{"threadId":"t","turnId":"u","serverName":"deploy","mode":"form","message":"Deploy settings","requestedSchema":`+schema+`}}`))
+		defer codex.Cancel()
+		ev := st.WaitFor(t, "response.elicitation_request", 10*time.Second).Map(t)
+		if got := fieldsOf(ev["elicitation_id"].(string)); got != "zone,name,replicas,approve" {
+			t.Fatalf("Codex fields = %s, want the schema's order", got)
+		}
+
+		mcpCall := c.ParkAsync("/v1/sessions/"+sid+"/mcp", rpcCall(1, "deploy", map[string]any{}, nil))
+		defer mcpCall.Cancel()
+		ev = st.WaitFor(t, "response.elicitation_request", 10*time.Second).Map(t)
+		if got := fieldsOf(ev["elicitation_id"].(string)); got != "zone,name,replicas,approve" {
+			t.Fatalf("runner input fields = %s, want the schema's order", got)
 		}
 	})
 }
