@@ -34,8 +34,8 @@ type Deps struct {
 	MaxBodyBytes int64
 	// ElicitationMode is "url" or "form" (§6.6).
 	ElicitationMode string
-	// Runner executes MCP tools; nil when --runner-url is empty. Verdicts on prompts it
-	// owns are forwarded to it.
+	// Runner receives interrupts for the session's runner; nil when --runner-url is
+	// empty. (Verdicts on prompts it owns are forwarded by internal/app's wiring.)
 	Runner Runner
 	// MCP is the MCP proxy (§6.5).
 	MCP *mcpproxy.Proxy
@@ -87,9 +87,6 @@ func New(d Deps) *echo.Echo {
 	}
 	if s.policies == nil {
 		s.policies = policy.New()
-	}
-	if s.runner != nil && s.elicit != nil {
-		s.elicit.OnResolved(s.forwardVerdictToRunner)
 	}
 	e := echo.New()
 	e.HideBanner = true

@@ -78,7 +78,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	if cfg.PolicyFile != "" {
 		log.Info("policies loaded", "file", cfg.PolicyFile, "count", policies.Len())
 	}
-	var run handlers.Runner
+	var runnerEvents *runner.Events
 	var mcpRunner mcpproxy.Runner
 	if cfg.RunnerURL != "" {
 		rc, err := runner.New(cfg.RunnerURL, nil)
@@ -86,7 +86,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 			st.Close()
 			return nil, err
 		}
-		run, mcpRunner = rc, rc
+		mcpRunner, runnerEvents = rc, runner.NewEvents(rc, log)
 	}
 	var bus interface {
 		stream.Bus
@@ -120,6 +120,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		OpenStreams: guard.Open, InboxLoads: box.Loads})
 	core.OnOpened(m.Opened)
 	core.OnResolved(m.Decided)
+	var run handlers.Runner
+	if runnerEvents != nil {
+		core.OnResolved(runnerEvents.ForwardVerdict)
+		run = runnerEvents
+	}
 	servers, err := upstream.LoadFile(cfg.MCPServers)
 	if err != nil {
 		stopBus()
