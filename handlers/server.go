@@ -49,6 +49,9 @@ type Deps struct {
 	Inbox *inbox.Service
 	// SessionSecret keys the browser cookie (CSRF token, flash) — --session-secret.
 	SessionSecret string
+	// Hosts, when set (--auth none), refuses requests whose Host header is not one of
+	// the server's own names (DNS rebinding).
+	Hosts *auth.HostGuard
 }
 
 // Server holds the handlers' dependencies.
@@ -89,6 +92,9 @@ func New(d Deps) *echo.Echo {
 	e.HidePort = true
 	e.HTTPErrorHandler = s.errorHandler
 	e.Use(requestIDs, s.accessLog, middleware.Recover())
+	if d.Hosts != nil {
+		e.Use(s.checkHost(d.Hosts))
+	}
 	e.Use(middleware.BodyLimit(strconv.FormatInt(d.MaxBodyBytes, 10) + "B"))
 
 	e.GET("/healthz", s.healthz)

@@ -139,6 +139,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		PublicURL:       cfg.PublicURL,
 		Inbox:           inbox.New(st, access),
 		SessionSecret:   cfg.SessionSecret,
+		Hosts:           hostGuard(cfg),
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }
@@ -156,6 +157,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+	}
+	if auth.Mode(a.Config.Auth) == auth.ModeNone && !auth.LoopbackListener(ln.Addr()) {
+		a.Log.Warn("--auth none on a non-loopback address: everyone who can reach "+ln.Addr().String()+
+			" acts as the single user and can approve anything; listen on 127.0.0.1 or use --auth header behind a proxy",
+			"addr", ln.Addr().String())
 	}
 	go a.sweep(ctx)
 	errc := make(chan error, 1)
@@ -176,6 +182,16 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// hostGuard is the DNS-rebinding guard for --auth none, where no identity check stands
+// between a web page the user visits and the API; nil otherwise (a proxy in front of
+// --auth header decides which names reach Gatehouse).
+func hostGuard(cfg *config.Config) *auth.HostGuard {
+	if auth.Mode(cfg.Auth) != auth.ModeNone {
+		return nil
+	}
+	return auth.NewHostGuard(cfg.Addr, cfg.PublicURL)
 }
 
 // sweep expires rows whose deadline passed while nobody waited (e.g. across restarts,
