@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	gsessions "github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
@@ -49,6 +50,8 @@ type Deps struct {
 	Inbox *inbox.Service
 	// SessionSecret keys the browser cookie (CSRF token, flash) — --session-secret.
 	SessionSecret string
+	// BodyReadTimeout bounds how long a request body may take to arrive (0: unbounded).
+	BodyReadTimeout time.Duration
 	// Hosts, when set (--auth none), refuses requests whose Host header is not one of
 	// the server's own names (DNS rebinding).
 	Hosts *auth.HostGuard
@@ -96,6 +99,9 @@ func New(d Deps) *echo.Echo {
 		e.Use(s.checkHost(d.Hosts))
 	}
 	e.Use(middleware.BodyLimit(strconv.FormatInt(d.MaxBodyBytes, 10) + "B"))
+	if d.BodyReadTimeout > 0 {
+		e.Use(s.readBodyWithin(d.BodyReadTimeout))
+	}
 
 	e.GET("/healthz", s.healthz)
 	if d.Metrics != nil {

@@ -140,6 +140,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Inbox:           inbox.New(st, access),
 		SessionSecret:   cfg.SessionSecret,
 		Hosts:           hostGuard(cfg),
+		BodyReadTimeout: cfg.BodyReadTimeout,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }
