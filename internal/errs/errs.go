@@ -15,7 +15,14 @@ var (
 	ErrConflict          = errors.New("conflict")
 	ErrAlreadyDecided    = errors.New("already decided")
 	ErrRunnerUnavailable = errors.New("runner unavailable")
+	// ErrTooManyRequests is a per-person limit reached (429), e.g. open streams.
+	ErrTooManyRequests = errors.New("too many requests")
 )
+
+// TooManyRequests wraps ErrTooManyRequests with a message a client may see.
+func TooManyRequests(format string, a ...any) error {
+	return &Error{Kind: ErrTooManyRequests, Msg: fmt.Sprintf(format, a...)}
+}
 
 // NotFound wraps ErrNotFound with a message a client may see.
 func NotFound(format string, a ...any) error {
