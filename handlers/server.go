@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	gsessions "github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
@@ -52,6 +53,11 @@ type Deps struct {
 	// Streams caps open streams per person and ends them when grants change; nil: a
 	// guard with the default cap (whose grant notes nobody delivers).
 	Streams *stream.Guard
+	// BodyReadTimeout bounds how long a request body may take to arrive (0: unbounded).
+	BodyReadTimeout time.Duration
+	// Hosts, when set (--auth none), refuses requests whose Host header is not one of
+	// the server's own names (DNS rebinding).
+	Hosts *auth.HostGuard
 }
 
 // Server holds the handlers' dependencies.
@@ -93,7 +99,13 @@ func New(d Deps) *echo.Echo {
 	e.HidePort = true
 	e.HTTPErrorHandler = s.errorHandler
 	e.Use(requestIDs, s.accessLog, middleware.Recover())
+	if d.Hosts != nil {
+		e.Use(s.checkHost(d.Hosts))
+	}
 	e.Use(middleware.BodyLimit(strconv.FormatInt(d.MaxBodyBytes, 10) + "B"))
+	if d.BodyReadTimeout > 0 {
+		e.Use(s.readBodyWithin(d.BodyReadTimeout))
+	}
 
 	e.GET("/healthz", s.healthz)
 	if d.Metrics != nil {
