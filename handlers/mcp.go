@@ -3,7 +3,6 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -98,17 +97,15 @@ func validHost(h string) bool {
 // mcpResponse writes a proxy reply: JSON, or — once the proxy sends a notification —
 // an SSE stream whose last event is the JSON-RPC answer.
 type mcpResponse struct {
-	c         echo.Context
-	streaming bool
+	c      echo.Context
+	stream *eventStream // nil until the first notification
 }
 
 // begin turns the response into an event stream (once).
 func (m *mcpResponse) begin() {
-	if m.streaming {
-		return
+	if m.stream == nil {
+		m.stream = startEventStream(m.c)
 	}
-	m.streaming = true
-	beginEventStream(m.c)
 }
 
 // Send writes one JSON-RPC message as an SSE "message" event.
@@ -118,21 +115,17 @@ func (m *mcpResponse) Send(msg any) error {
 		return err
 	}
 	m.begin()
-	return writeFrame(m.c.Response(), "message", data)
+	return m.stream.send(0, "message", data)
 }
 
 // Keepalive writes an SSE comment.
 func (m *mcpResponse) Keepalive() error {
 	m.begin()
-	w := m.c.Response()
-	if _, err := fmt.Fprint(w, ": waiting for a person to decide\n\n"); err != nil {
-		return err
-	}
-	return http.NewResponseController(w.Writer).Flush()
+	return m.stream.comment("waiting for a person to decide")
 }
 
 func (m *mcpResponse) finish(r mcpproxy.Reply) error {
-	if m.streaming {
+	if m.stream != nil {
 		return m.Send(r.Body)
 	}
 	if r.ClientToken != "" {

@@ -2,11 +2,9 @@ package handlers
 
 import (
 	"bytes"
-	"context"
 	"io/fs"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -96,63 +94,9 @@ func (s *Server) home(c echo.Context) error {
 	return c.Redirect(http.StatusFound, "/inbox")
 }
 
-// sseWriter writes server-sent events for the live pages.
-type sseWriter struct {
-	w *echo.Response
-}
-
-// startSSE sends the stream headers. The browser cookie is saved first, since headers
-// cannot change once the stream starts.
-func (s *Server) startSSE(c echo.Context) *sseWriter {
+// startSSE starts a live page's event stream. The browser cookie is saved first,
+// since headers cannot change once the stream starts.
+func (s *Server) startSSE(c echo.Context) *eventStream {
 	s.saveBrowser(c)
-	return &sseWriter{w: beginEventStream(c)}
-}
-
-// beginEventStream sends the headers of a server-sent event stream, the API's and the
-// pages' alike.
-func beginEventStream(c echo.Context) *echo.Response {
-	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	// Streams live long; only this response is exempt from the server's write timeout.
-	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
-	w.WriteHeader(http.StatusOK)
-	return w
-}
-
-// fragment renders comp and sends it as one event, every line of the HTML its own
-// data: line (an HTML fragment has newlines; a raw one would end the event early).
-func (sw *sseWriter) fragment(ctx context.Context, event string, comp templ.Component) error {
-	var buf bytes.Buffer
-	if err := comp.Render(ctx, &buf); err != nil {
-		return err
-	}
-	return sw.event(event, buf.String())
-}
-
-func (sw *sseWriter) event(event, data string) error {
-	var b strings.Builder
-	b.WriteString("event: ")
-	b.WriteString(event)
-	b.WriteByte('\n')
-	for _, line := range strings.Split(strings.ReplaceAll(data, "\r", ""), "\n") {
-		b.WriteString("data: ")
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	if _, err := sw.w.Write([]byte(b.String())); err != nil {
-		return err
-	}
-	return http.NewResponseController(sw.w.Writer).Flush()
-}
-
-// ping keeps an idle stream open through proxies; EventSource ignores comments.
-func (sw *sseWriter) ping() error {
-	if _, err := sw.w.Write([]byte(": ping\n\n")); err != nil {
-		return err
-	}
-	return http.NewResponseController(sw.w.Writer).Flush()
+	return startEventStream(c)
 }

@@ -104,7 +104,7 @@ func (s *Server) approveEvents(c echo.Context) error {
 	sub := s.bus.Subscribe(row.SessionID, 64)
 	defer sub.Cancel()
 	sw := s.startSSE(c)
-	if err := sw.event("ready", "{}"); err != nil {
+	if err := sw.send(0, "ready", []byte("{}")); err != nil {
 		return nil
 	}
 	tick := time.NewTicker(heartbeatEvery)
@@ -136,7 +136,7 @@ func (s *Server) approveEvents(c echo.Context) error {
 				return nil
 			}
 		case <-tick.C:
-			if err := sw.ping(); err != nil {
+			if err := sw.comment("ping"); err != nil {
 				return nil
 			}
 		}

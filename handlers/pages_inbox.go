@@ -190,7 +190,7 @@ type liveFeed struct {
 // pushFragments sends a live page's fragment at once, then again after prompt events
 // or grant changes, skipping sends that would not change the page. Renders are paced
 // (stream.Pacer): a burst of events costs a bounded number of renders, not one each.
-func pushFragments[T any](ctx context.Context, sw *sseWriter, feed liveFeed, name string,
+func pushFragments[T any](ctx context.Context, sw *eventStream, feed liveFeed, name string,
 	load func() (T, error), view func(T) templ.Component) error {
 	var last [32]byte
 	send := func() error {
@@ -207,7 +207,7 @@ func pushFragments[T any](ctx context.Context, sw *sseWriter, feed liveFeed, nam
 			return nil
 		}
 		last = sum
-		return sw.event(name, buf.String())
+		return sw.send(0, name, []byte(buf.String()))
 	}
 	pace := stream.NewPacer(stream.RenderEvery)
 	defer pace.Stop()
@@ -235,7 +235,7 @@ func pushFragments[T any](ctx context.Context, sw *sseWriter, feed liveFeed, nam
 			pace.Note()
 		case <-pace.C():
 		case <-tick.C:
-			if err := sw.ping(); err != nil {
+			if err := sw.comment("ping"); err != nil {
 				return nil
 			}
 		}

@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -10,7 +8,6 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
-	"github.com/gatehouse-dev/gatehouse/internal/stream"
 )
 
 // heartbeatEvery is how often an idle stream gets a heartbeat.
@@ -38,7 +35,7 @@ func (s *Server) streamSession(c echo.Context) error {
 	sub := s.bus.Subscribe(sess.ID, streamBuffer)
 	defer sub.Cancel()
 
-	w := beginEventStream(c)
+	w := startEventStream(c)
 
 	// What the client missed comes first: logged events after Last-Event-ID when they
 	// are still retained, otherwise (or with ?replay=pending) the pending prompts.
@@ -53,7 +50,7 @@ func (s *Server) streamSession(c echo.Context) error {
 		}
 		if retained && err == nil {
 			for _, ev := range evs {
-				if err := writeEvent(w, ev); err != nil {
+				if err := w.busEvent(ev); err != nil {
 					return nil
 				}
 				sentUpTo = ev.Seq
@@ -78,13 +75,13 @@ func (s *Server) streamSession(c echo.Context) error {
 			return nil // headers are sent; the client reconnects
 		}
 		for i, ev := range pending {
-			if err := writeJSONFrame(w, elicit.EventRequest, ev); err != nil {
+			if err := w.sendJSON(elicit.EventRequest, ev); err != nil {
 				return nil
 			}
 			replayed[rows[i].ID] = true
 		}
 	}
-	if err := writeHeartbeat(w, sess.ID); err != nil {
+	if err := w.sendJSON(elicit.EventHeartbeat, map[string]any{"type": elicit.EventHeartbeat, "session_id": sess.ID}); err != nil {
 		return nil
 	}
 	tick := time.NewTicker(heartbeatEvery)
@@ -103,7 +100,7 @@ func (s *Server) streamSession(c echo.Context) error {
 			if d.Event.Type == elicit.EventRequest && replayed[d.Event.ElicitationID] {
 				continue // already sent by the replay
 			}
-			if err := writeEvent(w, d.Event); err != nil {
+			if err := w.busEvent(d.Event); err != nil {
 				return nil
 			}
 		case <-lease.Changed():
@@ -118,7 +115,7 @@ func (s *Server) streamSession(c echo.Context) error {
 			if _, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read); err != nil {
 				return nil
 			}
-			if err := writeHeartbeat(w, sess.ID); err != nil {
+			if err := w.sendJSON(elicit.EventHeartbeat, map[string]any{"type": elicit.EventHeartbeat, "session_id": sess.ID}); err != nil {
 				return nil
 			}
 		}
@@ -137,35 +134,4 @@ func lastEventID(c echo.Context) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	return n, err == nil && n >= 0
-}
-
-// writeEvent writes a bus event, with its sequence number as the SSE id when it has one.
-func writeEvent(w *echo.Response, ev stream.Event) error {
-	if ev.Seq > 0 {
-		if _, err := fmt.Fprintf(w, "id: %d\n", ev.Seq); err != nil {
-			return err
-		}
-	}
-	return writeFrame(w, ev.Type, ev.Data)
-}
-
-func writeHeartbeat(w *echo.Response, sid string) error {
-	return writeJSONFrame(w, elicit.EventHeartbeat, map[string]any{"type": elicit.EventHeartbeat, "session_id": sid})
-}
-
-func writeJSONFrame(w *echo.Response, typ string, v any) error {
-	data, err := jsonMarshal(v)
-	if err != nil {
-		return err
-	}
-	return writeFrame(w, typ, data)
-}
-
-// writeFrame writes one SSE frame and flushes it. JSON data has no raw newlines, so one
-// data line suffices.
-func writeFrame(w *echo.Response, typ string, data []byte) error {
-	if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, data); err != nil {
-		return err
-	}
-	return http.NewResponseController(w.Writer).Flush()
 }
