@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 )
@@ -45,6 +46,16 @@ func (pgDialector) Translate(err error) error {
 		return errs.Unavailable(err)
 	}
 	return err
+}
+
+// markUnavailableRows covers the one path where GORM sets an error without AddError
+// (and so without Translate): the row-query callback behind Raw(…).Scan and Rows.
+func markUnavailableRows(db *gorm.DB) error {
+	return db.Callback().Row().After("gorm:row").Register("gatehouse:unavailable", func(tx *gorm.DB) {
+		if isUnavailable(tx.Error) {
+			tx.Error = errs.Unavailable(tx.Error)
+		}
+	})
 }
 
 // unavailable marks err as errs.ErrUnavailable when the database could not be reached,
