@@ -223,7 +223,9 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	inFlight := make(chan *testserver.Response, 1)
-	go func() { inFlight <- log.do(cb, http.MethodPost, resolvePath(parkedIDs[0]), map[string]any{"action": "decline"}) }()
+	go func() {
+		inFlight <- log.do(cb, http.MethodPost, resolvePath(parkedIDs[0]), map[string]any{"action": "decline"})
+	}()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		var waiting int
 		if err := side.QueryRow(`SELECT count(*) FROM pg_stat_activity
