@@ -11,7 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 
@@ -31,6 +33,23 @@ const DefaultTimeout = 15 * time.Second
 type Options struct {
 	// Timeout overrides DefaultTimeout (Postgres only; tests shorten it).
 	Timeout time.Duration
+}
+
+// cancelDeadlineDelay is how long a statement whose context ended waits for the server
+// to confirm the cancel before its connection is cut.
+const cancelDeadlineDelay = time.Second
+
+// cancelOnServer makes a statement whose context ends (the statement timeout, a caller
+// that gave up) cancel on the server too, with a cancel request, instead of pgx's
+// default of only cutting the connection: a statement blocked in the server (on a lock,
+// say) would otherwise run on after we answered 503 and could still commit — a verdict
+// the person was told failed. When the server cannot be reached the connection is cut
+// after cancelDeadlineDelay.
+func cancelOnServer(_ context.Context, cfg *pgx.ConnConfig) error {
+	cfg.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: cancelDeadlineDelay}
+	}
+	return nil
 }
 
 // pgDialector is the Postgres dialector with one change: every error GORM records is
@@ -76,7 +95,9 @@ func unavailable(err error) error {
 //   - a failed connection attempt (refused, reset, DNS, TLS) of any kind;
 //   - the connection dropping mid-statement (EOF, reset, broken pipe, a closed conn);
 //   - a deadline: the statement timeout (DefaultTimeout) or the caller's own ran out
-//     while waiting for a connection or an answer.
+//     while waiting for a connection or an answer — including 57014 query_canceled,
+//     which is how the server reports the cancel request cancelOnServer sends then
+//     (or a statement_timeout an operator set: the database was too slow either way).
 //
 // A cancelled context (the client hung up) is not unavailability.
 func isUnavailable(err error) bool {
@@ -92,7 +113,7 @@ func isUnavailable(err error) bool {
 		switch {
 		case strings.HasPrefix(pgErr.Code, "08"),
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03",
-			pgErr.Code == "53300":
+			pgErr.Code == "53300", pgErr.Code == "57014":
 			return true
 		}
 		return false // the server answered: the statement itself failed
