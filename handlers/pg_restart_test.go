@@ -332,3 +332,65 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestListenerResyncAfterMissedVerdict: replica A's LISTEN connection is cut and cannot
+// come back for a while (the database refuses new connections), and meanwhile replica
+// B decides A's parked prompt — a notification A never hears. /healthz on A says 503
+// while its listener is down; once it reconnects, A's waiters re-read their rows, so
+// the hook gets the verdict anyway, and A's streams are told to resume from the log,
+// where the missed event is.
+func TestListenerResyncAfterMissedVerdict(t *testing.T) {
+	cl := testserver.StartCluster(t)
+	dbURL := cl.CreateDB(t)
+	a := testserver.Start(t, dbURL)
+	b := testserver.Start(t, dbURL)
+	ca, cb := a.Client(""), b.Client("")
+	sid := ca.CreateSession(t, ca.CreateAgent(t), "", "")
+	st := ca.OpenStream(t, "/v1/sessions/"+sid+"/stream")
+	st.WaitHeartbeat(t)
+	parkedHook, eid, _ := ca.ParkClaude(t, sid, sid, "Bash", map[string]any{"command": "date"})
+	lastID := st.WaitFor(t, "response.elicitation_request", 10*time.Second).ID
+	// B decides through a connection it already has: warm its pool.
+	if r := cb.Do(t, http.MethodGet, "/v1/sessions/"+sid+"/elicitations/"+eid, nil); r.Status != http.StatusOK {
+		t.Fatalf("get on B: %d %s", r.Status, r.Body)
+	}
+
+	admin, err := sql.Open("pgx", cl.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := dbURL[strings.LastIndex(dbURL, "/")+1 : strings.Index(dbURL, "?")]
+	if _, err := admin.Exec("ALTER DATABASE " + name + " ALLOW_CONNECTIONS false"); err != nil {
+		t.Fatal(err)
+	}
+	allowed := false
+	allow := func() {
+		if !allowed {
+			allowed = true
+			if _, err := admin.Exec("ALTER DATABASE " + name + " ALLOW_CONNECTIONS true"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	defer allow()
+	if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = $1 AND query LIKE 'LISTEN%'`, name); err != nil {
+		t.Fatal(err)
+	}
+	waitHealth(t, a, http.StatusServiceUnavailable, 10*time.Second)
+
+	r := cb.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", map[string]any{"action": "accept"})
+	if r.Status != http.StatusAccepted || r.JSON(t)["outcome"] != "resolved" {
+		t.Fatalf("verdict on B while A cannot listen: %d %s", r.Status, r.Body)
+	}
+	allow()
+	waitHealth(t, a, http.StatusOK, 15*time.Second)
+	if ans := parkedHook.Wait(t, 10*time.Second); !strings.Contains(string(ans.Body), `"behavior":"allow"`) {
+		t.Fatalf("hook on A answered %d %s, want the verdict given while A's listener was down", ans.Status, ans.Body)
+	}
+	resumed := ca.OpenStream(t, "/v1/sessions/"+sid+"/stream?last_event_id="+lastID)
+	if f := resumed.WaitFor(t, "response.elicitation_resolved", 10*time.Second); f.Map(t)["elicitation_id"] != eid {
+		t.Fatalf("resumed stream on A: %s, want the resolution of %s", f.Data, eid)
+	}
+}
