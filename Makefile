@@ -1,7 +1,9 @@
 # Gatehouse — run `make` for the list of targets.
 SHELL := /bin/bash
 GO ?= go
-ADDR ?= 127.0.0.1:8080
+# ADDR, when set (make run ADDR=127.0.0.1:9000), is passed as --addr; unset, the server
+# reads GATEHOUSE_ADDR or its default 127.0.0.1:8080, like every other setting.
+ADDR ?=
 TEMPL_FLAGS := $(shell sed -n 's/^generate_flags *= *"\(.*\)"/\1/p' templ.toml)
 TEST_TIMEOUT ?= 20m
 
@@ -12,8 +14,8 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: ## serve on the embedded SQLite default (./data/gatehouse.db) and print the URL
-	$(GO) run ./cmd/gatehouse serve --addr $(ADDR)
+run: ## serve on the embedded SQLite default (./data/gatehouse.db) and print the URL (ADDR=host:port or GATEHOUSE_* settings)
+	$(GO) run ./cmd/gatehouse serve$(if $(ADDR), --addr $(ADDR))
 
 .PHONY: build
 build: ## build bin/gatehouse
@@ -60,9 +62,10 @@ test-browser: ## run the browser tests alone (headless Chromium: apt-get install
 	$(GO) test -count=1 -v ./uitest/
 
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 .PHONY: check
 check: lint ## lint, verify generated files are fresh, then test

@@ -236,10 +236,12 @@ func TestGraceRestartsOnEveryDisconnect(t *testing.T) {
 	})
 }
 
-// TestShutdownAnswersParkedHooks: stopping the server answers a parked hook with the
-// no-verdict answer (empty 200) instead of leaving it hanging, ends open streams so the
-// shutdown is prompt, and the row records why.
-func TestShutdownAnswersParkedHooks(t *testing.T) {
+// TestShutdownKeepsPromptsPending: a graceful stop answers a parked hook with the
+// no-verdict answer (empty 200) instead of leaving it hanging and ends open streams so
+// the stop is prompt — but the prompt stays pending, as after a client hang-up: after
+// a restart, a verdict given while nobody waited reaches the client that re-parks with
+// its id.
+func TestShutdownKeepsPromptsPending(t *testing.T) {
 	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		url := db.NewURL(t)
@@ -247,7 +249,9 @@ func TestShutdownAnswersParkedHooks(t *testing.T) {
 		c := srv.Client("")
 		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
 		st := coreOpenStream(t, c, sid)
-		parked, ev := corePark(t, c, st, sid, testserver.ClaudeBody("Bash", map[string]any{"command": "ls"}))
+		body := testserver.ClaudeBody("Bash", map[string]any{"command": "ls"})
+		body["_gatehouse_elicitation_id"] = coreReattachID(t)
+		parked, ev := corePark(t, c, st, sid, body)
 		eid := ev["elicitation_id"].(string)
 
 		// An open stream (st) must not hold the shutdown up: it ends with the server.
@@ -263,11 +267,11 @@ func TestShutdownAnswersParkedHooks(t *testing.T) {
 
 		again := testserver.Start(t, url)
 		c2 := again.Client("")
-		if got := coreGetElicitation(t, c2, sid, eid); got["status"] != "resolved" || got["outcome"] != "abandoned" {
-			t.Fatalf("after restart = %v", got)
+		if got := coreGetElicitation(t, c2, sid, eid); got["status"] != "pending" {
+			t.Fatalf("after restart = %v, want still pending", got)
 		}
-		if n := len(coreSessionPending(t, c2, sid)); n != 0 {
-			t.Fatalf("%d pending after restart", n)
-		}
+		coreMustResolve(t, c2, sid, eid, map[string]any{"action": "accept"})
+		back := c2.ParkAsync("/v1/sessions/"+sid+"/hooks/permission-request", body)
+		coreWantBehavior(t, back, "allow")
 	})
 }

@@ -95,11 +95,13 @@ const (
 
 // Ways a verdict can arrive (resolved_via).
 const (
-	ViaAPI      = "api"
-	ViaEvent    = "event"
-	ViaPage     = "page"
-	ViaInbox    = "inbox"
-	ViaTimeout  = "timeout"
+	ViaAPI     = "api"
+	ViaEvent   = "event"
+	ViaPage    = "page"
+	ViaInbox   = "inbox"
+	ViaTimeout = "timeout"
+	// ViaShutdown: abandoned when the server stopped (rows from before rolling restarts
+	// kept prompts pending; no longer written).
 	ViaShutdown = "shutdown"
 	ViaGrace    = "disconnect"
 	// ViaMCPClient: the person at an MCP client declined the approval request there.
@@ -123,8 +125,10 @@ type Elicitation struct {
 	ExpiresAt   time.Time       `gorm:"column:expires_at"`
 	// ConsumedAt is set when an accepted approval was spent on the action it authorized.
 	ConsumedAt *time.Time `gorm:"column:consumed_at"`
-	// AttachedAt is when a client last re-attached to the pending prompt (any replica).
-	AttachedAt *time.Time `gorm:"column:attached_at"`
+	// LeaseUntil is when a pending prompt whose waiter is gone may be abandoned: the
+	// replica holding a waiter keeps pushing it forward (see elicit.Service.RunLeases);
+	// nil for prompts nobody waits on.
+	LeaseUntil *time.Time `gorm:"column:lease_until"`
 	// CallKey identifies the MCP tool call an approval is for (see mcpproxy), so a
 	// retried call finds its approval instead of asking again; nil for other prompts.
 	CallKey *string `gorm:"column:call_key"`

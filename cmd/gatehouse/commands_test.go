@@ -101,14 +101,16 @@ func TestHelpListsFlagsWithEnvTwins(t *testing.T) {
 }
 
 // TestServeReadsEnvironmentAndFlagsWin: with only environment settings the server
-// starts where GATEHOUSE_ADDR says; when flags are given too they win (an unusable
-// GATEHOUSE_ADDR and GATEHOUSE_AUTH=header are overridden by --addr and --auth none).
+// starts where GATEHOUSE_ADDR says and announces that URL (not --public-url, where it
+// may not answer); when flags are given too they win (an unusable GATEHOUSE_ADDR and
+// GATEHOUSE_AUTH=header are overridden by --addr and --auth none).
 func TestServeReadsEnvironmentAndFlagsWin(t *testing.T) {
 	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
 
-	fromEnv := startProc(t, db, childEnv("GATEHOUSE_ADDR=127.0.0.1:0", "GATEHOUSE_DATABASE_URL="+db), "serve")
-	if !strings.HasPrefix(fromEnv.URL, "http://127.0.0.1:") {
-		t.Fatalf("env-configured server announced %q", fromEnv.URL)
+	fromEnv := startProc(t, db, childEnv("GATEHOUSE_ADDR=127.0.0.1:0", "GATEHOUSE_DATABASE_URL="+db,
+		"GATEHOUSE_PUBLIC_URL=https://gatehouse.example.com"), "serve")
+	if !strings.HasPrefix(fromEnv.URL, "http://127.0.0.1:") || strings.HasSuffix(fromEnv.URL, ":0") {
+		t.Fatalf("env-configured server announced %q, want the address it listens on", fromEnv.URL)
 	}
 	if r := fromEnv.Client().Do(t, http.MethodGet, "/healthz", nil); r.Status != http.StatusOK {
 		t.Fatalf("healthz: %d %s", r.Status, r.Body)

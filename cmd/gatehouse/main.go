@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -76,9 +77,6 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		log.Info("database is up to date")
 		return 0
 	}
-	if cfg.SessionSecretGenerated {
-		log.Warn("no --session-secret set: generated one for this process; browser sessions end at restart")
-	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		log.Error("start failed", "err", err)
@@ -90,12 +88,16 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		log.Error("listen failed", "addr", cfg.Addr, "err", err)
 		return 1
 	}
-	base := "http://" + ln.Addr().String()
+	// The announced URL is where this process answers (the port chosen for :0, a
+	// loopback host for a wildcard address); --public-url is named beside it.
+	local := listenURL(ln.Addr())
+	log.Info("gatehouse listening", "url", local, "addr", ln.Addr().String(), "public_url", cfg.PublicURL,
+		"database", redact(cfg.DatabaseURL), "auth", cfg.Auth)
 	if cfg.PublicURL != "" {
-		base = cfg.PublicURL
+		fmt.Fprintf(stdout, "Gatehouse is running at %s  (public URL %s, inbox: %s/inbox)\n", local, cfg.PublicURL, cfg.PublicURL)
+	} else {
+		fmt.Fprintf(stdout, "Gatehouse is running at %s  (inbox: %s/inbox)\n", local, local)
 	}
-	log.Info("gatehouse listening", "url", base, "database", redact(cfg.DatabaseURL), "auth", cfg.Auth)
-	fmt.Fprintf(stdout, "Gatehouse is running at %s  (inbox: %s/inbox)\n", base, base)
 	if err := a.Serve(ctx, ln); err != nil {
 		log.Error("serve failed", "err", err)
 		return 1
@@ -109,6 +111,17 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, nil))
 	}
 	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// listenURL is the http URL of the listener, with a wildcard host (0.0.0.0, ::)
+// replaced by 127.0.0.1, which a browser on this machine can open.
+func listenURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return "http://" + addr.String()
+	}
+	// A wildcard listener answers on loopback (Go listens dual-stack on ::).
+	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // redact hides a password in a database URL before logging it.

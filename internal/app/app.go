@@ -5,6 +5,8 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -58,6 +60,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		st.Close()
 		return nil, err
 	}
+	secret, err := sessionSecret(ctx, cfg, st, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	ident, err := auth.NewIdentifier(auth.Mode(cfg.Auth), cfg.AuthHeader, cfg.TrustedProxies)
 	if err != nil {
 		st.Close()
@@ -102,11 +109,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		bus = stream.NewDurable(st, log)
 	}
 	core := elicit.New(st, bus, elicit.Options{Timeout: cfg.ElicitationTimeout, Grace: cfg.DisconnectGrace, Log: log})
-	m := metrics.New(metrics.Sources{Pending: st.CountPending, Subscribers: bus.Count, Parked: core.Parked})
+	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st}
+	box := inbox.New(st, access)
+	// Grant changes travel on the bus (to every replica) and end or refresh the streams
+	// they concern.
+	guard := stream.NewGuard(cfg.MaxStreamsPerUser)
+	bus.OnGrantChanged(guard.GrantChanged)
+	svc := sessions.New(st, access)
+	svc.OnGrantChanged(bus.GrantChanged)
+	m := metrics.New(metrics.Sources{Pending: st.CountPending, Subscribers: bus.Count, Parked: core.Parked,
+		OpenStreams: guard.Open, InboxLoads: box.Loads})
 	core.OnOpened(m.Opened)
 	core.OnResolved(m.Decided)
-	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st}
-	svc := sessions.New(st, access)
 	servers, err := upstream.LoadFile(cfg.MCPServers)
 	if err != nil {
 		stopBus()
@@ -124,7 +138,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		ups = pool
 		log.Info("upstream MCP servers configured", "file", cfg.MCPServers, "count", len(servers.Servers))
 	}
-	proxy = mcpproxy.New(core, policies, mcpRunner, ups, mcp.NewStateSigner(cfg.SessionSecret), mcpproxy.Options{
+	proxy = mcpproxy.New(core, policies, mcpRunner, ups, mcp.NewStateSigner(secret), mcpproxy.Options{
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
 		InputTimeout: cfg.MCPInputTimeout, Log: log,
 	})
@@ -138,8 +152,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Policies:        policies,
 		MCP:             proxy,
 		PublicURL:       cfg.PublicURL,
-		Inbox:           inbox.New(st, access),
-		SessionSecret:   cfg.SessionSecret,
+		Inbox:           box,
+		SessionSecret:   secret,
+		Streams:         guard,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }
@@ -157,6 +172,38 @@ func health(r *http.Request, st *store.Store, pg *stream.Postgres) error {
 	return nil
 }
 
+// sessionSecretKey is the settings row holding the generated session secret.
+const sessionSecretKey = "session_secret"
+
+// sessionSecret returns the key for browser cookies, CSRF tokens, MCP requestState and
+// Mcp-Session-Id: --session-secret when configured, else one generated on the first
+// start and kept in the database, so a restart or another replica on the same database
+// still accepts what this one signed.
+func sessionSecret(ctx context.Context, cfg *config.Config, st *store.Store, log *slog.Logger) (string, error) {
+	if cfg.SessionSecret != "" {
+		return cfg.SessionSecret, nil
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate session secret: %w", err)
+	}
+	offered := hex.EncodeToString(b[:])
+	secret, err := st.EnsureSetting(ctx, sessionSecretKey, offered)
+	if err != nil {
+		return "", fmt.Errorf("session secret: %w", err)
+	}
+	if len(secret) < 32 {
+		return "", fmt.Errorf("session secret in the database (settings %q) is shorter than 32 characters", sessionSecretKey)
+	}
+	if secret == offered {
+		log.Info("no --session-secret set: generated one and kept it in the database (table settings); restarts and replicas on this database use it",
+			"key", sessionSecretKey)
+	} else {
+		log.Info("no --session-secret set: using the one kept in the database (table settings)", "key", sessionSecretKey)
+	}
+	return secret, nil
+}
+
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully: parked requests
 // get their "no verdict" answer, in-flight requests finish, all within 10 s.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
@@ -172,6 +219,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
 	go a.sweep(ctx)
+	go a.Elicit.RunLeases(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

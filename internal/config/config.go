@@ -4,12 +4,11 @@
 package config
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,13 +34,15 @@ type Config struct {
 	// MCPRetryWait bounds how long an MCP client's retry waits for a pending verdict.
 	MCPRetryWait time.Duration
 	// MCPServers is the YAML file of upstream MCP servers ("" for none).
-	MCPServers    string
+	MCPServers string
+	// SessionSecret keys browser cookies, CSRF tokens and MCP state; "" means none was
+	// configured, and the app uses one generated once and kept in the database.
 	SessionSecret string
-	// SessionSecretGenerated is true when no secret was configured and one was made up
-	// for this process (browser sessions then do not survive a restart).
-	SessionSecretGenerated bool
-	LogFormat              string
-	MaxBodyBytes           int64
+	LogFormat     string
+	MaxBodyBytes  int64
+	// MaxStreamsPerUser caps the live streams (API and page) one person holds open on
+	// one replica; the next gets 429 until one closes.
+	MaxStreamsPerUser int
 }
 
 type setting struct {
@@ -65,9 +66,10 @@ var settings = []setting{
 	{"mcp-servers", "GATEHOUSE_MCP_SERVERS", "", "YAML file of upstream MCP servers (stdio commands or streamable-HTTP URLs)"},
 	{"event-retention", "GATEHOUSE_EVENT_RETENTION", "24h", "how long stream events stay replayable with Last-Event-ID"},
 	{"disconnect-grace", "GATEHOUSE_DISCONNECT_GRACE", "10s", "how long a prompt stays pending after its client hung up"},
-	{"session-secret", "GATEHOUSE_SESSION_SECRET", "", "key for browser cookies and CSRF (generated when empty)"},
+	{"session-secret", "GATEHOUSE_SESSION_SECRET", "", "key for browser cookies, CSRF and MCP state, ≥ 32 characters (empty: generated once and kept in the database)"},
 	{"log-format", "GATEHOUSE_LOG_FORMAT", "text", "text or json"},
 	{"max-body-bytes", "GATEHOUSE_MAX_BODY_BYTES", "1048576", "largest request body accepted"},
+	{"max-streams-per-user", "GATEHOUSE_MAX_STREAMS_PER_USER", "32", "live streams (API and pages) one person may hold open on this replica"},
 }
 
 // Load parses args (without the program and subcommand names) over the environment.
@@ -113,14 +115,11 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	if _, err := fmt.Sscan(get("max-body-bytes"), &c.MaxBodyBytes); err != nil || c.MaxBodyBytes < 1024 {
 		return nil, fmt.Errorf("--max-body-bytes: want a number of bytes ≥ 1024, got %q", get("max-body-bytes"))
 	}
+	if c.MaxStreamsPerUser, err = strconv.Atoi(get("max-streams-per-user")); err != nil || c.MaxStreamsPerUser < 1 {
+		return nil, fmt.Errorf("--max-streams-per-user: want a number ≥ 1, got %q", get("max-streams-per-user"))
+	}
 	if err := c.validate(); err != nil {
 		return nil, err
-	}
-	if c.SessionSecret == "" {
-		var b [32]byte
-		_, _ = rand.Read(b[:])
-		c.SessionSecret = hex.EncodeToString(b[:])
-		c.SessionSecretGenerated = true
 	}
 	return c, nil
 }

@@ -32,7 +32,8 @@ type Store interface {
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
 	ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error)
-	TouchAttached(ctx context.Context, id string, at time.Time) error
+	RenewLeases(ctx context.Context, ids []string, until time.Time) error
+	LapsedLeases(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
 	LatestMCPApproval(ctx context.Context, sessionID, callKey string, declinedSince time.Time) (*models.Elicitation, error)
 }
 
@@ -51,8 +52,9 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 type Options struct {
 	// Timeout is the longest a parked request waits (--elicitation-timeout).
 	Timeout time.Duration
-	// Grace is how long a prompt stays pending after its client hung up, so a retry
-	// with the same id can re-attach.
+	// Grace is how long a prompt stays pending after its waiter is gone — the client
+	// hung up, the server stopped or was killed — so a retry with the same id can
+	// re-attach, on any replica. It is also the length of the lease a waiter renews.
 	Grace time.Duration
 	Clock Clock
 	Log   *slog.Logger
@@ -162,12 +164,13 @@ func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, erro
 	if minted {
 		p.ID = ids.New(ids.ElicitationPrefix)
 	}
-	return s.open(ctx, p, minted)
+	return s.open(ctx, p, minted, false)
 }
 
 // open is Open with the id already chosen; minted says the id is fresh (so there is
-// nothing to re-attach to and no need to look).
-func (s *Service) open(ctx context.Context, p Prompt, minted bool) (*models.Elicitation, error) {
+// nothing to re-attach to and no need to look), waited that a waiter is attaching (so
+// the prompt gets, or renews, a lease).
+func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*models.Elicitation, error) {
 	if !minted {
 		row, err := s.store.GetElicitation(ctx, p.ID)
 		switch {
@@ -179,14 +182,14 @@ func (s *Service) open(ctx context.Context, p Prompt, minted bool) (*models.Elic
 				// Re-attaching would hand this request the verdict given for another one.
 				return nil, errs.Conflict("elicitation id %s was opened for a different request; use a fresh id for a new request", p.ID)
 			}
-			if row.IsPending() {
-				// Tell every replica a client is back, so a grace period running on the
-				// replica the client left does not abandon the prompt under it.
-				at := s.clock.Now().Truncate(time.Microsecond)
-				if err := s.store.TouchAttached(ctx, row.ID, at); err != nil {
+			if row.IsPending() && waited {
+				// A client is back: renew the lease at once, so the grace that began
+				// when it left (on whichever replica) does not abandon the prompt.
+				lease := s.leaseFromNow()
+				if err := s.store.RenewLeases(ctx, []string{row.ID}, lease); err != nil {
 					return nil, err
 				}
-				row.AttachedAt = &at
+				row.LeaseUntil = &lease
 			}
 			return row, nil // re-attach: the row is already published
 		case !errors.Is(err, store.ErrNotFound):
@@ -215,13 +218,17 @@ func (s *Service) open(ctx context.Context, p Prompt, minted bool) (*models.Elic
 		ID: p.ID, SessionID: p.Session.ID, Origin: p.Origin, Params: raw,
 		Status: models.StatusPending, CreatedAt: now, ExpiresAt: now.Add(timeout),
 	}
+	if waited {
+		lease := s.leaseFromNow()
+		row.LeaseUntil = &lease
+	}
 	if p.CallKey != "" {
 		row.CallKey = &p.CallKey
 	}
 	if err := s.store.InsertElicitation(ctx, row); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// A concurrent retry with the same id inserted first: attach to it.
-			return s.open(ctx, p, false)
+			return s.open(ctx, p, false, waited)
 		}
 		return nil, err
 	}
@@ -276,33 +283,11 @@ func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, v
 	return verdictOf(cur), nil
 }
 
-// startGrace abandons the prompt after the grace period unless a retry re-attached.
-// The grace runs from the latest hang-up: a retry that re-attaches and hangs up again
-// gets a full grace of its own, not the rest of the first one.
-func (s *Service) startGrace(row *models.Elicitation) {
-	gen := s.waiters.startGrace(row.ID)
-	seen := row.AttachedAt // this waiter's own attach stamp
-	go func() {
-		select {
-		case <-s.clock.After(s.grace):
-		case <-s.shutdown:
-			return
-		}
-		if !s.waiters.graceExpired(row.ID, gen) {
-			return
-		}
-		_, err := s.decide(context.Background(), row.ID, row.SessionID, store.Decision{
-			Status: models.StatusAbandoned, By: "gatehouse", Via: models.ViaGrace, At: s.clock.Now(),
-			OnlyIfAttachedAsSeen: true, SeenAttachedAt: seen,
-		})
-		if err != nil {
-			s.log.Error("abandon elicitation", "elicitation_id", row.ID, "err", err)
-		}
-	}()
-}
-
 // Shutdown answers every parked request with "no verdict" and waits (bounded by ctx)
-// until they have returned.
+// until they have returned. Their prompts stay pending, as after a client hang-up: a
+// client that re-parks with the same id — on another replica, or here after a restart
+// — picks its prompt up with any verdict given meanwhile; otherwise any live replica
+// abandons it when the grace runs out (RunLeases).
 func (s *Service) Shutdown(ctx context.Context) {
 	s.mu.Lock()
 	s.closing = true

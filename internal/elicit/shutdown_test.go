@@ -20,6 +20,9 @@ import (
 // TestShutdownWhileRequestsArrive shuts the core down while requests are still being
 // parked. Every Park returns "no verdict" without error, and under -race the waiter
 // count (a WaitGroup that must not gain its first Add while Shutdown waits) is clean.
+// The prompts stay pending with a lease one grace ahead (a rolling restart loses
+// none): a restarted core hands a verdict given meanwhile to a client that re-parks
+// with the same id, and abandons the others once their leases lapse.
 func TestShutdownWhileRequestsArrive(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open("sqlite://" + filepath.Join(t.TempDir(), "g.db"))
@@ -76,14 +79,63 @@ func TestShutdownWhileRequestsArrive(t *testing.T) {
 	for err := range errs {
 		t.Errorf("Park during shutdown: %v", err)
 	}
-	got := 0
+	var ids []string
 	for v := range verdicts {
-		got++
-		if v.Decided() || v.Status != models.StatusAbandoned {
-			t.Errorf("verdict at shutdown = %+v, want abandoned (no verdict)", v.Status)
+		if v.Decided() || v.Status != models.StatusPending || v.Row == nil {
+			t.Fatalf("verdict at shutdown = %+v, want no verdict with the prompt still pending", v.Status)
+		}
+		ids = append(ids, v.Row.ID)
+	}
+	if len(ids) != n {
+		t.Fatalf("%d of %d parks returned a verdict", len(ids), n)
+	}
+	for _, id := range ids {
+		row, err := st.GetElicitation(ctx, id)
+		if err != nil || !row.IsPending() || row.LeaseUntil == nil || !row.LeaseUntil.After(time.Now()) {
+			t.Fatalf("after shutdown %s = %+v, %v; want pending with a lease ahead", id, row, err)
 		}
 	}
-	if got != n {
-		t.Errorf("%d of %d parks returned a verdict", got, n)
+
+	// The next process on the same database.
+	later := &offsetClock{}
+	next := elicit.New(st, stream.NewLocal(), elicit.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: later})
+	if out, err := next.Resolve(ctx, sess.ID, ids[0], elicit.Result{Action: elicit.ActionAccept}, "local", models.ViaAPI); err != nil || out.Outcome != elicit.OutcomeResolved {
+		t.Fatalf("resolve after restart: %+v %v", out, err)
 	}
+	v, err := next.Park(ctx, elicit.Prompt{Session: sess, ID: ids[0], Origin: models.OriginClaudePermission, Params: map[string]any{"message": "m"}})
+	if err != nil || !v.Decided() || v.Result.Action != elicit.ActionAccept {
+		t.Fatalf("re-park after restart: %+v %v; want the verdict given meanwhile", v, err)
+	}
+	// Nobody came back for the others: once the grace is over, they are abandoned.
+	if n, err := next.AbandonLapsed(ctx); err != nil || n != 0 {
+		t.Fatalf("abandoned %d (%v) before the grace ran out", n, err)
+	}
+	later.skip(time.Hour)
+	if got, err := next.AbandonLapsed(ctx); err != nil || got != n-1 {
+		t.Fatalf("abandoned %d (%v), want %d", got, err, n-1)
+	}
+	row, _ := st.GetElicitation(ctx, ids[1])
+	if row.Status != models.StatusAbandoned || row.ResolvedVia == nil || *row.ResolvedVia != models.ViaGrace {
+		t.Fatalf("lapsed prompt = %+v", row)
+	}
+}
+
+// offsetClock is the real clock moved forward by what the test skips.
+type offsetClock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *offsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().UTC().Add(c.off)
+}
+
+func (c *offsetClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+func (c *offsetClock) skip(d time.Duration) {
+	c.mu.Lock()
+	c.off += d
+	c.mu.Unlock()
 }

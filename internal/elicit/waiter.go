@@ -36,7 +36,7 @@ func (s *Service) Attach(ctx context.Context, p Prompt) (*Waiter, error) {
 		p.ID = ids.New(ids.ElicitationPrefix)
 	}
 	ch := s.waiters.add(p.ID)
-	row, err := s.open(ctx, p, minted)
+	row, err := s.open(ctx, p, minted, true)
 	if err != nil {
 		s.waiters.remove(p.ID, ch)
 		return nil, err
@@ -61,13 +61,30 @@ func (s *Service) AttachOffstack(ctx context.Context, p Prompt) (*Waiter, error)
 
 func (s *Service) attachRow(ctx context.Context, id string) (*Waiter, error) {
 	ch := s.waiters.add(id)
+	bg := context.WithoutCancel(ctx)
 	// Registered first, now re-read: a verdict committed before registration is seen here.
-	cur, err := s.store.GetElicitation(context.WithoutCancel(ctx), id)
+	cur, err := s.store.GetElicitation(bg, id)
+	if err == nil && cur.IsPending() {
+		lease := s.leaseFromNow()
+		if err = s.store.RenewLeases(bg, []string{id}, lease); err == nil {
+			cur.LeaseUntil = &lease
+		}
+	}
 	if err != nil {
 		s.waiters.remove(id, ch)
 		return nil, err
 	}
 	return newWaiter(s, ch, cur), nil
+}
+
+// leave starts the grace of a prompt whose waiter goes away without a verdict: its
+// lease now ends one grace from now, and nobody here renews it. The returned verdict
+// is "no verdict", with the prompt still pending.
+func (s *Service) leave(ctx context.Context, row *models.Elicitation) Verdict {
+	if err := s.store.RenewLeases(ctx, []string{row.ID}, s.leaseFromNow()); err != nil {
+		s.log.Warn("start grace", "elicitation_id", row.ID, "err", err)
+	}
+	return Verdict{Status: models.StatusPending, Row: row}
 }
 
 func newWaiter(s *Service, ch chan *models.Elicitation, row *models.Elicitation) *Waiter {
@@ -83,8 +100,9 @@ func (w *Waiter) ID() string { return w.row.ID }
 func (w *Waiter) Close() { w.s.waiters.remove(w.row.ID, w.ch) }
 
 // Wait blocks until the prompt is decided, expires, the server shuts down or ctx ends
-// (ErrClientGone: the prompt then stays pending for the grace period). It unregisters
-// the waiter when it returns.
+// (ErrClientGone). In the last two cases the prompt stays pending for the grace period
+// (see Service.Shutdown); at shutdown the verdict's Status is still pending, which
+// callers answer as "no verdict". It unregisters the waiter when it returns.
 func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
 	s := w.s
 	defer w.Close()
@@ -107,18 +125,18 @@ func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
 		case <-deadline:
 			return s.finish(bg, w.row, models.StatusExpired, models.ViaTimeout)
 		case <-s.shutdown:
-			return s.finish(bg, w.row, models.StatusAbandoned, models.ViaShutdown)
+			w.Close() // before the grace starts, so no renewal from here outlives it
+			return s.leave(bg, w.row), nil
 		case <-ctx.Done():
+			w.Close()
+			s.leave(bg, w.row)
 			select {
 			case <-s.shutdown:
-				// At shutdown the server ends request contexts too (so streams close).
-				// A request that got here without being counted as parked may see
-				// both; it is owed the "no verdict" answer and its row is closed, not
-				// left pending as if its client had hung up.
-				return s.finish(bg, w.row, models.StatusAbandoned, models.ViaShutdown)
+				// At shutdown the server ends request contexts too (so streams close):
+				// a request that sees both is owed the "no verdict" answer.
+				return Verdict{Status: models.StatusPending, Row: w.row}, nil
 			default:
 			}
-			s.startGrace(w.row)
 			return Verdict{}, ErrClientGone
 		}
 		// Woken: re-read the row, the truth. While the database is unavailable (a

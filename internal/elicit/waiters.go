@@ -12,37 +12,21 @@ import (
 type waiters struct {
 	mu sync.Mutex
 	m  map[string]map[chan *models.Elicitation]struct{}
-	// graces holds, per id, the generation of the latest grace period started by a
-	// hang-up; an older grace timer that fires finds a newer generation and stands down.
-	graces map[string]uint64
-	gen    uint64
 }
 
 type waiterSet = map[chan *models.Elicitation]struct{}
 
-func newWaiters() *waiters { return &waiters{m: map[string]waiterSet{}, graces: map[string]uint64{}} }
+func newWaiters() *waiters { return &waiters{m: map[string]waiterSet{}} }
 
-// startGrace records that a waiter on id hung up and returns the generation of the
-// grace period that starts now.
-func (w *waiters) startGrace(id string) uint64 {
+// ids lists the prompts someone here waits on (whose leases this process renews).
+func (w *waiters) ids() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.gen++
-	w.graces[id] = w.gen
-	return w.gen
-}
-
-// graceExpired is called when the grace period gen of id runs out. It reports whether
-// the prompt is now to be abandoned: gen is still the latest grace (no later hang-up
-// restarted it) and nobody has re-attached.
-func (w *waiters) graceExpired(id string, gen uint64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.graces[id] != gen {
-		return false // a later hang-up started a fresh grace
+	out := make([]string, 0, len(w.m))
+	for id := range w.m {
+		out = append(out, id)
 	}
-	delete(w.graces, id)
-	return len(w.m[id]) == 0
+	return out
 }
 
 func (w *waiters) add(id string) chan *models.Elicitation {

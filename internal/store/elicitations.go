@@ -36,12 +36,12 @@ type Decision struct {
 	By      string
 	Via     string
 	At      time.Time
-	// OnlyIfAttachedAsSeen makes the decision lose when a client re-attached to the
-	// prompt (on any replica) after the caller looked: attached_at must still be
-	// SeenAttachedAt (nil: never re-attached). Comparing the stamp itself, not times,
-	// keeps replicas' clocks out of it.
-	OnlyIfAttachedAsSeen bool
-	SeenAttachedAt       *time.Time
+	// OnlyIfLeaseAsSeen makes the decision lose when a waiter renewed the prompt's
+	// lease (on any replica) after the caller looked: lease_until must still be
+	// SeenLease. Comparing the stamp itself, not times, keeps replicas' clocks out of
+	// the race.
+	OnlyIfLeaseAsSeen bool
+	SeenLease         time.Time
 }
 
 // DecidedChannel is the Postgres NOTIFY channel carrying the ids of decided prompts.
@@ -65,13 +65,9 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 		SET status = ?, action = ?, content = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?
 		WHERE id = ? AND session_id = ? AND status = ?`
 	args := []any{d.Status, action, content, d.By, d.Via, d.At, id, sessionID, models.StatusPending}
-	if d.OnlyIfAttachedAsSeen {
-		if d.SeenAttachedAt == nil {
-			query += ` AND attached_at IS NULL`
-		} else {
-			query += ` AND attached_at = ?`
-			args = append(args, *d.SeenAttachedAt)
-		}
+	if d.OnlyIfLeaseAsSeen {
+		query += ` AND lease_until = ?`
+		args = append(args, d.SeenLease)
 	}
 	query += ` RETURNING *`
 	if s.dialect == Postgres {
@@ -186,11 +182,29 @@ func (s *Store) ConsumeApproval(ctx context.Context, id, sessionID string, at ti
 	return res.RowsAffected == 1, res.Error
 }
 
-// TouchAttached records that a client re-attached to a pending prompt. at should have
-// microsecond precision (what Postgres stores), so that it compares equal when read back.
-func (s *Store) TouchAttached(ctx context.Context, id string, at time.Time) error {
-	return s.w(ctx).Model(&models.Elicitation{}).Where("id = ? AND status = ?", id, models.StatusPending).
-		Update("attached_at", at).Error
+// RenewLeases moves the lease of the pending prompts ids to until (see
+// models.Elicitation.LeaseUntil). until should have microsecond precision (what
+// Postgres stores), so that it compares equal when read back.
+func (s *Store) RenewLeases(ctx context.Context, ids []string, until time.Time) error {
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		err := s.w(ctx).Model(&models.Elicitation{}).Where("id IN ? AND status = ?", ids[:n], models.StatusPending).
+			Update("lease_until", until).Error
+		if err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// LapsedLeases lists pending prompts whose lease ran out by now: their waiter is gone.
+func (s *Store) LapsedLeases(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error) {
+	var rows []models.Elicitation
+	err := s.ctx(ctx).Select("id", "session_id", "lease_until").
+		Where("status = ? AND lease_until IS NOT NULL AND lease_until <= ?", models.StatusPending, now).
+		Order("lease_until").Limit(limit).Find(&rows).Error
+	return rows, err
 }
 
 // LatestMCPApproval finds the approval a retried MCP tool call may re-use: the newest

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,12 +23,28 @@ type Server struct {
 	done        chan error
 }
 
+// TestSessionSecret is the --session-secret Start passes.
+const TestSessionSecret = "ssssssssssssssssssssssssssssssss"
+
 // Start runs the real app on a loopback port with dbURL and extra flags (as a user
-// would pass them to `gatehouse serve`). It stops when the test ends.
+// would pass them to `gatehouse serve`) and --session-secret TestSessionSecret. It
+// stops when the test ends.
 func Start(t testing.TB, dbURL string, flags ...string) *Server {
 	t.Helper()
-	args := append([]string{"--database-url", dbURL, "--addr", "127.0.0.1:0",
-		"--session-secret", strings.Repeat("s", 32)}, flags...)
+	return start(t, dbURL, append([]string{"--session-secret", TestSessionSecret}, flags...))
+}
+
+// StartWithoutSessionSecret is Start without --session-secret, so the server uses the
+// secret generated once and kept in the database (as `gatehouse serve` does when none
+// is configured).
+func StartWithoutSessionSecret(t testing.TB, dbURL string, flags ...string) *Server {
+	t.Helper()
+	return start(t, dbURL, flags)
+}
+
+func start(t testing.TB, dbURL string, flags []string) *Server {
+	t.Helper()
+	args := append([]string{"--database-url", dbURL, "--addr", "127.0.0.1:0"}, flags...)
 	cfg, err := config.Load("test", args, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatalf("config: %v", err)

@@ -318,3 +318,28 @@ func FuzzUntrustedInput(f *testing.F) {
 		}
 	})
 }
+
+// TestDuplicateKey finds a repeated key at any depth, and only a real repetition.
+func TestDuplicateKey(t *testing.T) {
+	cases := []struct {
+		in, path string
+	}{
+		{`{"a":1,"b":2}`, ""},
+		{`{"a":1,"a":2}`, "$.a"},
+		{`{"cmd":"ls","x":{"y":[1,{"z":1,"z":2}]}}`, "$.x.y[1].z"},
+		{`{"a":{"k":1},"b":{"k":1}}`, ""},
+		{`{"a":[{"k":1},{"k":2}]}`, ""},
+		{`{"a":[[],[{"q":1,"r":{},"q":3}]]}`, "$.a[1][0].q"},
+		{`{"a":"{\"b\":1,\"b\":2}"}`, ""},
+		{`{"a":`, ""},
+	}
+	for _, tc := range cases {
+		path, found := mcp.DuplicateKey([]byte(tc.in))
+		if path != tc.path || found != (tc.path != "") {
+			t.Errorf("%s → %q %v, want %q", tc.in, path, found, tc.path)
+		}
+	}
+	if _, err := mcp.ParseToolCall(json.RawMessage(`{"name":"deploy","arguments":{"env":"staging","env":"prod"}}`)); err == nil || err.Code != mcp.CodeInvalidParams || !strings.Contains(err.Message, "$.env") {
+		t.Fatalf("duplicate argument keys: %v", err)
+	}
+}

@@ -42,6 +42,11 @@ func ParseToolCall(params json.RawMessage) (ToolCall, *Error) {
 	case len(args) == 0 || string(args) == "null":
 		call.Arguments = json.RawMessage(`{}`)
 	case args[0] == '{':
+		if path, dup := DuplicateKey(args); dup {
+			// What the policy checks, the person sees, the approval binds and the tool
+			// receives must be one and the same object.
+			return ToolCall{}, Errorf(CodeInvalidParams, "tools/call arguments repeat the key at %s: send each key once", path)
+		}
 		call.Arguments = args
 	default:
 		return ToolCall{}, Errorf(CodeInvalidParams, "tools/call arguments must be an object")
@@ -98,6 +103,9 @@ type RunnerInputRequired struct {
 	RequestState string
 	// Requests maps the runner's key to the elicitation params it wants shown.
 	Requests map[string]map[string]any
+	// Schemas maps the runner's key to its requestedSchema as sent (key order intact,
+	// for showing the form's fields in the server's order).
+	Schemas map[string]json.RawMessage
 }
 
 // Keys returns the request keys in a stable order.
@@ -187,12 +195,22 @@ func parseInputRequired(raw json.RawMessage) RunnerToolAnswer {
 	if err := json.Unmarshal(raw, &ir); err != nil || len(ir.InputRequests) == 0 {
 		return RunnerToolAnswer{Err: Errorf(CodeApplication, "the runner asked for input without any input requests")}
 	}
-	out := &RunnerInputRequired{RequestState: ir.RequestState, Requests: make(map[string]map[string]any, len(ir.InputRequests))}
+	var schemas struct {
+		InputRequests map[string]struct {
+			Params struct {
+				RequestedSchema json.RawMessage `json:"requestedSchema"`
+			} `json:"params"`
+		} `json:"inputRequests"`
+	}
+	_ = json.Unmarshal(raw, &schemas)
+	out := &RunnerInputRequired{RequestState: ir.RequestState, Requests: make(map[string]map[string]any, len(ir.InputRequests)),
+		Schemas: make(map[string]json.RawMessage, len(ir.InputRequests))}
 	for k, r := range ir.InputRequests {
 		if r.Params == nil {
 			r.Params = map[string]any{}
 		}
 		out.Requests[k] = r.Params
+		out.Schemas[k] = schemas.InputRequests[k].Params.RequestedSchema
 	}
 	return RunnerToolAnswer{InputRequired: out}
 }
