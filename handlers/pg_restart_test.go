@@ -124,14 +124,19 @@ func waitHealth(t *testing.T, srv *testserver.Server, want int, within time.Dura
 // sent while it is down, get the 503 envelope promptly — no hang, no 500 — and so does
 // every request of a background load; verdicts committed before the restart are all
 // still there after it; hooks parked before the restart keep waiting through it (even
-// when a verdict attempt on their own replica fails meanwhile) and get the verdict
-// given after it; a stream resumed with its Last-Event-ID after the restart sees the
+// when a verdict attempt on their own replica fails meanwhile, and though their leases
+// lapse during the outage) and get the verdict given after it; a stream resumed with its Last-Event-ID after the restart sees the
 // events published after it.
 func TestPostgresRestartUnderLoad(t *testing.T) {
 	cl := testserver.StartCluster(t)
 	url := cl.CreateDB(t)
-	a := testserver.Start(t, url)
-	b := testserver.Start(t, url)
+	// A short disconnect grace, and an outage longer than it: the leases of the parked
+	// prompts lapse while nobody can renew them, which must not count as their
+	// waiters being gone. B sweeps lapsed leases twice as often as A renews its own,
+	// so once the database is back B would be first to see A's lapsed leases.
+	const grace = 500 * time.Millisecond
+	a := testserver.Start(t, url, "--disconnect-grace", grace.String())
+	b := testserver.Start(t, url, "--disconnect-grace", (grace / 2).String())
 	ca, cb := a.Client(""), b.Client("")
 	sid := ca.CreateSession(t, ca.CreateAgent(t), "", "")
 	hookPath := "/v1/sessions/" + sid + "/hooks/permission-request"
@@ -273,6 +278,17 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		if r := log.do(req.c, req.method, req.path, req.body); r == nil || r.Status != http.StatusServiceUnavailable {
 			t.Fatalf("%s %s while the database is down: %s, want 503", req.method, req.path, describe(r))
 		}
+	}
+	for i, p := range parked {
+		if p.Done() {
+			r := p.Wait(t, time.Second)
+			t.Fatalf("hook %s answered while the database was down: %d %s", parkedIDs[i], r.Status, r.Body)
+		}
+	}
+
+	// The outage lasts a few graces (simulated time passing, not synchronisation).
+	if rest := 4*grace - time.Since(stopped); rest > 0 {
+		time.Sleep(rest)
 	}
 	for i, p := range parked {
 		if p.Done() {
