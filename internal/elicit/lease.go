@@ -2,8 +2,10 @@ package elicit
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -27,9 +29,26 @@ func (s *Service) LeaseInterval() time.Duration { return max(s.grace/3, 20*time.
 
 // RunLeases renews the leases of the prompts this process waits on and abandons prompts
 // whose lease lapsed (on any replica), every LeaseInterval, until ctx ends.
+//
+// Leases also lapse while the database is unavailable (a restart, a failover), with
+// their waiters alive: nobody could renew them. So after this loop last met the
+// database unavailable, it judges no lease for outageHold graces — time for every
+// replica to renew its waiters' leases (every LeaseInterval, assuming replicas share
+// --disconnect-grace) — and only checks that the database answers. Leases of replicas
+// that died meanwhile are abandoned after that.
 func (s *Service) RunLeases(ctx context.Context) {
 	t := time.NewTicker(s.LeaseInterval())
 	defer t.Stop()
+	var unavailableAt time.Time // when the database last failed this loop (zero: never)
+	noteFailure := func(what string, err error) {
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		s.log.Warn(what, "err", err)
+		if errors.Is(err, errs.ErrUnavailable) {
+			unavailableAt = s.clock.Now()
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -39,15 +58,21 @@ func (s *Service) RunLeases(ctx context.Context) {
 		case <-t.C:
 		}
 		if ids := s.waiters.ids(); len(ids) > 0 {
-			if err := s.store.RenewLeases(ctx, ids, s.leaseFromNow()); err != nil && ctx.Err() == nil {
-				s.log.Warn("renew leases", "count", len(ids), "err", err)
-			}
+			noteFailure("renew leases", s.store.RenewLeases(ctx, ids, s.leaseFromNow()))
 		}
-		if _, err := s.AbandonLapsed(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("abandon lapsed prompts", "err", err)
+		if !unavailableAt.IsZero() && s.clock.Now().Sub(unavailableAt) < outageHold*s.grace {
+			_, err := s.store.LapsedLeases(ctx, s.clock.Now(), 1) // is the database back?
+			noteFailure("check database after an outage", err)
+			continue
 		}
+		_, err := s.AbandonLapsed(ctx)
+		noteFailure("abandon lapsed prompts", err)
 	}
 }
+
+// outageHold is how many graces RunLeases waits, after the database was last
+// unavailable, before it abandons prompts whose lease lapsed.
+const outageHold = 2
 
 // AbandonLapsed abandons pending prompts whose lease ran out, with the resolved event,
 // and reports how many. A renewal that lands first (a client re-attached, on any
