@@ -129,10 +129,20 @@ type Elicitation struct {
 	// replica holding a waiter keeps pushing it forward (see elicit.Service.RunLeases);
 	// nil for prompts nobody waits on.
 	LeaseUntil *time.Time `gorm:"column:lease_until"`
+	// Logged is how far the prompt's events are in the durable log (LoggedNone,
+	// LoggedRequest, LoggedResolved).
+	Logged int `gorm:"column:logged"`
 	// CallKey identifies the MCP tool call an approval is for (see mcpproxy), so a
 	// retried call finds its approval instead of asking again; nil for other prompts.
 	CallKey *string `gorm:"column:call_key"`
 }
+
+// Stages of Elicitation.Logged.
+const (
+	LoggedNone     = 0
+	LoggedRequest  = 1
+	LoggedResolved = 2
+)
 
 // IsPending reports whether nobody has decided e yet.
 func (e *Elicitation) IsPending() bool { return e.Status == StatusPending }

@@ -28,6 +28,11 @@ const (
 )
 
 // String names the level as the API spells it.
+// CanPark reports whether a caller holding l may park a request for a person to
+// decide: only editors. A reader may watch, but may not have someone decide on their
+// behalf — their hooks get the "no verdict" answer and their evaluations the ASK back.
+func (l Level) CanPark() bool { return l >= Edit }
+
 func (l Level) String() string {
 	switch l {
 	case Read:

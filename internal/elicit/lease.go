@@ -2,6 +2,7 @@ package elicit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -67,6 +68,8 @@ func (s *Service) RunLeases(ctx context.Context) {
 		}
 		_, err := s.AbandonLapsed(ctx)
 		noteFailure("abandon lapsed prompts", err)
+		_, err = s.RepublishUnlogged(ctx)
+		noteFailure("log missing prompt events", err)
 	}
 }
 
@@ -100,4 +103,36 @@ func (s *Service) AbandonLapsed(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// unloggedAfter is how old a prompt must be before the repair sweep logs its events:
+// younger ones are still on their way through the normal path.
+const unloggedAfter = 2 * time.Second
+
+// RepublishUnlogged logs (and so delivers, on every replica) the lifecycle events that
+// the durable log lacks: a request or resolved event lost between its prompt's commit
+// and the event's own — a process killed in that moment, or the database gone. Logging
+// is idempotent per prompt and step, so replicas sweeping at once log each event once.
+func (s *Service) RepublishUnlogged(ctx context.Context) (int, error) {
+	rows, err := s.store.UnloggedElicitations(ctx, s.clock.Now().Add(-unloggedAfter), 200)
+	if err != nil {
+		return 0, err
+	}
+	for i := range rows {
+		row := &rows[i]
+		sess, err := s.store.GetSession(ctx, row.SessionID)
+		if err != nil {
+			return i, err
+		}
+		if row.Logged < models.LoggedRequest {
+			var params map[string]any
+			if json.Unmarshal(row.Params, &params) == nil {
+				s.publishRequest(sess, row.ID, params)
+			}
+		}
+		if !row.IsPending() {
+			s.publishResolved(sess, row.ID)
+		}
+	}
+	return len(rows), nil
 }

@@ -98,15 +98,9 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d store.Deci
 	s.waiters.wakeWith(done)
 	s.bus.Decided(row.ID)
 	if sess, err := s.store.GetSession(ctx, row.SessionID); err == nil {
-		data, _ := json.Marshal(map[string]string{"type": EventResolved, "elicitation_id": row.ID})
-		ev := stream.Event{Type: EventResolved, Data: data, ElicitationID: row.ID}
-		chain := append(sess.AncestorIDs(), sess.ID)
-		evs := make([]stream.Event, len(chain))
-		for i := range evs {
-			evs[i] = ev
-		}
-		s.bus.Publish(chain, evs)
+		s.publishResolved(sess, row.ID)
 	} else {
+		// The repair sweep (RepublishUnlogged) logs the event later.
 		s.log.Error("publish resolved: load session", "session_id", row.SessionID, "err", err)
 	}
 	if d.Status != models.StatusResolved {
@@ -163,7 +157,19 @@ func (s *Service) publishRequest(sess *models.Session, eid string, params map[st
 			s.log.Error("encode request event", "elicitation_id", eid, "err", err)
 			return
 		}
-		evs[i] = stream.Event{Type: EventRequest, Data: data, ElicitationID: eid}
+		evs[i] = stream.Event{Type: EventRequest, Data: data, ElicitationID: eid, Stage: models.LoggedRequest}
+	}
+	s.bus.Publish(chain, evs)
+}
+
+// publishResolved announces that prompt eid of sess ended, on sess and every ancestor.
+func (s *Service) publishResolved(sess *models.Session, eid string) {
+	data, _ := json.Marshal(map[string]string{"type": EventResolved, "elicitation_id": eid})
+	ev := stream.Event{Type: EventResolved, Data: data, ElicitationID: eid, Stage: models.LoggedResolved}
+	chain := append(sess.AncestorIDs(), sess.ID)
+	evs := make([]stream.Event, len(chain))
+	for i := range evs {
+		evs[i] = ev
 	}
 	s.bus.Publish(chain, evs)
 }

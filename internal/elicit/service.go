@@ -34,6 +34,7 @@ type Store interface {
 	ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error)
 	RenewLeases(ctx context.Context, ids []string, until time.Time) error
 	LapsedLeases(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
+	UnloggedElicitations(ctx context.Context, before time.Time, limit int) ([]models.Elicitation, error)
 	LatestMCPApproval(ctx context.Context, sessionID, callKey string, declinedSince time.Time) (*models.Elicitation, error)
 }
 

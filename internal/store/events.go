@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // SessionEvent is one row of the durable stream event log.
@@ -24,36 +26,103 @@ type LoggedEvent struct {
 	Type          string
 	Data          []byte
 	ElicitationID string
+	// Stage (models.LoggedRequest, models.LoggedResolved), when set, makes the event a
+	// lifecycle step of ElicitationID that is logged exactly once.
+	Stage int
 }
 
 // AppendEvents writes events to the log in one transaction, giving each the next
-// sequence number of its session, and returns the rows (with ids and seqs) in order.
+// sequence number of its session, and returns the rows (with ids and seqs) aligned
+// with evs. An event with a Stage is written only if this transaction moves its prompt
+// to that stage; otherwise it was logged before, and its row comes back zero (ID 0).
 // afterCommit-style notification is the caller's job; notify, when set, runs inside
-// the transaction (Postgres NOTIFY is delivered at commit).
+// the transaction with the rows written (Postgres NOTIFY is delivered at commit).
 func (s *Store) AppendEvents(ctx context.Context, evs []LoggedEvent, notify func(tx *gorm.DB, rows []SessionEvent) error) ([]SessionEvent, error) {
 	rows := make([]SessionEvent, len(evs))
 	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
 		now := time.Now().UTC()
+		skip, err := claimStages(tx, evs)
+		if err != nil {
+			return err
+		}
+		var written []SessionEvent
 		for i, ev := range evs {
+			if skip[i] {
+				continue
+			}
 			var seq int64
 			if err := tx.Raw("UPDATE sessions SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq", ev.SessionID).
 				Scan(&seq).Error; err != nil {
 				return err
 			}
-			rows[i] = SessionEvent{SessionID: ev.SessionID, Seq: seq, Type: ev.Type, Data: string(ev.Data), CreatedAt: now}
+			row := SessionEvent{SessionID: ev.SessionID, Seq: seq, Type: ev.Type, Data: string(ev.Data), CreatedAt: now}
 			if ev.ElicitationID != "" {
 				id := ev.ElicitationID
-				rows[i].ElicitationID = &id
+				row.ElicitationID = &id
 			}
+			written = append(written, row)
 		}
-		if err := tx.Create(&rows).Error; err != nil {
+		if len(written) == 0 {
+			return nil
+		}
+		if err := tx.Create(&written).Error; err != nil {
 			return err
 		}
+		for i, j := 0, 0; i < len(evs); i++ {
+			if !skip[i] {
+				rows[i] = written[j]
+				j++
+			}
+		}
 		if notify != nil {
-			return notify(tx, rows)
+			return notify(tx, written)
 		}
 		return nil
 	})
+	if err != nil {
+		return make([]SessionEvent, len(evs)), err
+	}
+	return rows, nil
+}
+
+// claimStages moves each prompt named by a staged event to that stage, once per
+// (prompt, stage), and reports which events to skip: those whose prompt already was
+// that far. The row lock this takes orders two replicas logging the same step.
+func claimStages(tx *gorm.DB, evs []LoggedEvent) ([]bool, error) {
+	skip := make([]bool, len(evs))
+	type step struct {
+		id    string
+		stage int
+	}
+	claimed := map[step]bool{}
+	for i, ev := range evs {
+		if ev.Stage == 0 || ev.ElicitationID == "" {
+			continue
+		}
+		k := step{ev.ElicitationID, ev.Stage}
+		won, seen := claimed[k]
+		if !seen {
+			res := tx.Exec("UPDATE elicitations SET logged = ? WHERE id = ? AND logged < ?", ev.Stage, ev.ElicitationID, ev.Stage)
+			if res.Error != nil {
+				return nil, res.Error
+			}
+			won = res.RowsAffected == 1
+			claimed[k] = won
+		}
+		skip[i] = !won
+	}
+	return skip, nil
+}
+
+// UnloggedElicitations lists prompts whose events the log lacks: pending ones with no
+// request event, decided ones with no resolved event, created before before (younger
+// ones are still on their way through the normal path), oldest first.
+func (s *Store) UnloggedElicitations(ctx context.Context, before time.Time, limit int) ([]models.Elicitation, error) {
+	var rows []models.Elicitation
+	err := s.ctx(ctx).Where("logged < ? AND created_at < ?", models.LoggedResolved, before).
+		Where(s.ctx(ctx).Where("status = ? AND logged = ?", models.StatusPending, models.LoggedNone).
+			Or("status <> ? AND (resolved_at IS NULL OR resolved_at < ?)", models.StatusPending, before)).
+		Order("created_at").Limit(limit).Find(&rows).Error
 	return rows, err
 }
 

@@ -23,6 +23,11 @@ type Event struct {
 	ElicitationID string
 	// Seq is the event's per-session sequence number in the durable log (0: none).
 	Seq int64
+	// Stage, when set, marks the event as a step of ElicitationID's lifecycle
+	// (models.LoggedRequest, models.LoggedResolved) that the log holds exactly once:
+	// a durable bus logs it only if the prompt is not that far yet, and drops it
+	// otherwise (it was logged before, by this or another replica).
+	Stage int
 }
 
 // Bus publishes session events and decision notes.

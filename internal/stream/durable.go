@@ -37,15 +37,17 @@ func (d *Durable) Publish(sessions []string, events []Event) {
 	defer cancel()
 	rows, err := d.st.AppendEvents(ctx, toLogged(sessions, events), nil)
 	if err != nil {
-		// The row in elicitations is still the truth; live subscribers get the event
-		// without a sequence number rather than not at all.
+		// The row in elicitations is still the truth. A prompt's lifecycle event is
+		// logged (and then delivered) by the repair sweep once the log takes writes
+		// again; any other event goes to live subscribers without a sequence number
+		// rather than not at all.
 		d.log.Error("append stream events", "err", err)
+		sessions, events = unstaged(sessions, events)
 	} else {
-		events = withSeq(events, rows)
+		sessions, events = logged(sessions, events, rows)
 	}
 	d.Local.Publish(sessions, events)
 }
-
 // Resume implements Bus.
 func (d *Durable) Resume(ctx context.Context, session string, after int64) ([]Event, bool, error) {
 	return resume(ctx, d.st, session, after)
@@ -59,18 +61,36 @@ func (d *Durable) Head(ctx context.Context, session string) (int64, error) {
 func toLogged(sessions []string, events []Event) []store.LoggedEvent {
 	out := make([]store.LoggedEvent, len(events))
 	for i, ev := range events {
-		out[i] = store.LoggedEvent{SessionID: sessions[i], Type: ev.Type, Data: ev.Data, ElicitationID: ev.ElicitationID}
+		out[i] = store.LoggedEvent{SessionID: sessions[i], Type: ev.Type, Data: ev.Data, ElicitationID: ev.ElicitationID, Stage: ev.Stage}
 	}
 	return out
 }
 
-func withSeq(events []Event, rows []store.SessionEvent) []Event {
-	out := make([]Event, len(events))
+// logged keeps the events the log took (a staged event logged before is dropped:
+// whoever logged it delivered it), each with its sequence number.
+func logged(sessions []string, events []Event, rows []store.SessionEvent) ([]string, []Event) {
+	var outS []string
+	var outE []Event
 	for i, ev := range events {
+		if rows[i].ID == 0 {
+			continue
+		}
 		ev.Seq = rows[i].Seq
-		out[i] = ev
+		outS, outE = append(outS, sessions[i]), append(outE, ev)
 	}
-	return out
+	return outS, outE
+}
+
+// unstaged keeps the events that are not lifecycle steps of a prompt.
+func unstaged(sessions []string, events []Event) ([]string, []Event) {
+	var outS []string
+	var outE []Event
+	for i, ev := range events {
+		if ev.Stage == 0 {
+			outS, outE = append(outS, sessions[i]), append(outE, ev)
+		}
+	}
+	return outS, outE
 }
 
 func fromRow(r store.SessionEvent) Event {

@@ -107,8 +107,11 @@ func (p *Postgres) Publish(sessions []string, events []Event) {
 		return tx.Exec("SELECT pg_notify(?, ?)", pgEventsChannel, strings.Join(ids, ",")).Error
 	})
 	if err != nil {
+		// A prompt's lifecycle event is logged, and announced to every replica, by the
+		// repair sweep once the database takes writes again; any other event at least
+		// reaches this replica's streams.
 		p.log.Error("publish stream events", "err", err)
-		p.local.Publish(sessions, events) // at least this replica's streams see it
+		p.local.Publish(unstaged(sessions, events))
 	}
 }
 
