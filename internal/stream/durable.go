@@ -48,6 +48,7 @@ func (d *Durable) Publish(sessions []string, events []Event) {
 	}
 	d.Local.Publish(sessions, events)
 }
+
 // Resume implements Bus.
 func (d *Durable) Resume(ctx context.Context, session string, after int64) ([]Event, bool, error) {
 	return resume(ctx, d.st, session, after)
