@@ -41,6 +41,8 @@ func classify(err error) (int, string, string) {
 		return http.StatusUnauthorized, "unauthorized", err.Error()
 	case errors.Is(err, errs.ErrConflict):
 		return http.StatusConflict, "conflict", err.Error()
+	case errors.Is(err, errs.ErrUnavailable):
+		return http.StatusServiceUnavailable, "unavailable", "the database is unavailable; retry shortly"
 	case errors.Is(err, errs.ErrRunnerUnavailable):
 		return http.StatusServiceUnavailable, "runner_unavailable", "no MCP runner is configured"
 	case errors.As(err, &he):
@@ -90,6 +92,10 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	status, code, msg := classify(err)
+	if code == "unavailable" {
+		// A database outage is usually over within seconds (a restart, a failover).
+		c.Response().Header().Set("Retry-After", "2")
+	}
 	if status >= 500 {
 		s.log.Error("request failed", "request_id", requestID(c), "method", c.Request().Method,
 			"path", c.Request().URL.Path, "err", err)

@@ -93,8 +93,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Count() int
 	}
 	runCtx, stopBus := context.WithCancel(context.Background())
+	var pg *stream.Postgres
 	if st.Dialect() == store.Postgres {
-		pg := stream.NewPostgres(st, log)
+		pg = stream.NewPostgres(st, log)
 		go pg.Run(runCtx)
 		select { // streams must not open before this replica hears notifications
 		case <-pg.Ready():
@@ -136,7 +137,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	})
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
-		Ping:            func(r *http.Request) error { return st.Ping(r.Context()) },
+		Ping:            func(r *http.Request) error { return health(r, st, pg) },
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		ElicitationMode: cfg.ElicitationMode,
 		Metrics:         m.Handler(),
@@ -180,6 +181,19 @@ func sessionSecret(ctx context.Context, cfg *config.Config, st *store.Store, log
 		log.Info("no --session-secret set: using the one kept in the database (table settings)", "key", sessionSecretKey)
 	}
 	return secret, nil
+}
+
+// health is /healthz's check: the database answers and, on Postgres, the LISTEN
+// connection is up (without it this replica misses other replicas' verdicts and events
+// until it reconnects, so a load balancer should prefer another).
+func health(r *http.Request, st *store.Store, pg *stream.Postgres) error {
+	if err := st.Ping(r.Context()); err != nil {
+		return err
+	}
+	if pg != nil && !pg.Listening() {
+		return errors.New("stream listener is reconnecting")
+	}
+	return nil
 }
 
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully: parked requests

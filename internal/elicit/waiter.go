@@ -2,7 +2,10 @@ package elicit
 
 import (
 	"context"
+	"errors"
+	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -111,19 +114,14 @@ func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
 	}
 	deadline := s.clock.After(w.row.ExpiresAt.Sub(s.clock.Now()))
 	bg := context.WithoutCancel(ctx)
+	var recheck <-chan time.Time // set while the row could not be read
 	for {
 		select {
 		case decided := <-w.ch:
 			if decided != nil && !decided.IsPending() {
 				return verdictOf(decided), nil
 			}
-			cur, err := s.store.GetElicitation(bg, w.row.ID)
-			if err != nil {
-				return Verdict{}, err
-			}
-			if !cur.IsPending() {
-				return verdictOf(cur), nil
-			}
+		case <-recheck:
 		case <-deadline:
 			return s.finish(bg, w.row, models.StatusExpired, models.ViaTimeout)
 		case <-s.shutdown:
@@ -141,5 +139,23 @@ func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
 			}
 			return Verdict{}, ErrClientGone
 		}
+		// Woken: re-read the row, the truth. While the database is unavailable (a
+		// restart, a failover) the request stays parked and reads again shortly; a
+		// verdict given once it is back still reaches it.
+		recheck = nil
+		cur, err := s.store.GetElicitation(bg, w.row.ID)
+		switch {
+		case errors.Is(err, errs.ErrUnavailable):
+			s.log.Warn("parked request cannot read its prompt; retrying", "elicitation_id", w.row.ID, "err", err)
+			recheck = s.clock.After(unavailableRecheck)
+		case err != nil:
+			return Verdict{}, err
+		case !cur.IsPending():
+			return verdictOf(cur), nil
+		}
 	}
 }
+
+// unavailableRecheck is how soon a woken waiter that could not read its row (the
+// database unavailable) tries again.
+const unavailableRecheck = time.Second

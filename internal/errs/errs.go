@@ -15,7 +15,26 @@ var (
 	ErrConflict          = errors.New("conflict")
 	ErrAlreadyDecided    = errors.New("already decided")
 	ErrRunnerUnavailable = errors.New("runner unavailable")
+	// ErrUnavailable means the database cannot be reached right now (down, restarting,
+	// failing over, or too slow to answer within the statement timeout). Nothing was
+	// decided by the failed call that the caller could rely on; retrying later is safe.
+	ErrUnavailable = errors.New("database unavailable")
 )
+
+// Unavailable wraps cause, a driver or network error, so that errors.Is matches both
+// ErrUnavailable and cause. Its text (logged, never shown to clients) keeps the cause.
+func Unavailable(cause error) error {
+	if cause == nil || errors.Is(cause, ErrUnavailable) {
+		return cause
+	}
+	return &unavailableError{cause: cause}
+}
+
+type unavailableError struct{ cause error }
+
+func (e *unavailableError) Error() string { return "database unavailable: " + e.cause.Error() }
+
+func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.cause} }
 
 // NotFound wraps ErrNotFound with a message a client may see.
 func NotFound(format string, a ...any) error {

@@ -83,8 +83,14 @@ func (s *Store) OldestRetainedSeq(ctx context.Context, sessionID string) (int64,
 	return *seq, nil
 }
 
+// pruneTimeout bounds PruneEvents: one statement that may delete a large backlog,
+// so it gets longer than the per-statement default (DefaultTimeout).
+const pruneTimeout = 5 * time.Minute
+
 // PruneEvents deletes log rows older than before; the log is bounded by time.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, pruneTimeout)
+	defer cancel()
 	res := s.w(ctx).Where("created_at < ?", before).Delete(&SessionEvent{})
 	return res.RowsAffected, res.Error
 }

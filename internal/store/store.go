@@ -44,6 +44,8 @@ type Store struct {
 	wdb     *gorm.DB
 	dialect Dialect
 	url     string
+	// timeout bounds each statement (Postgres; 0 on SQLite). See DefaultTimeout.
+	timeout time.Duration
 	// sessions caches session rows, which never change once created.
 	sessions *sessionCache
 }
@@ -57,7 +59,10 @@ var ErrConflict = errs.ErrConflict
 
 // Open connects to url: "sqlite://PATH" (the file and its directory are created on first
 // run) or "postgres://…". It does not migrate; call Migrate.
-func Open(url string) (*Store, error) {
+func Open(url string) (*Store, error) { return OpenWith(url, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(url string, o Options) (*Store, error) {
 	// Single statements run without GORM's implicit transaction (BEGIN/COMMIT around
 	// every write): each is atomic on its own, and the hot paths save two round trips.
 	// Multi-statement writes use explicit transactions.
@@ -88,7 +93,26 @@ func Open(url string) (*Store, error) {
 		}
 		return &Store{db: db, wdb: wdb, dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize)}, nil
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		db, err := gorm.Open(postgres.Open(url), gcfg)
+		// Surviving a database restart or failover: every statement and transaction
+		// without a deadline of its own gets one (a dead server means a 503, not a
+		// hang), and "cannot reach the database" errors become errs.ErrUnavailable
+		// (see pgDialector). The pool heals itself: pgx pings a connection that sat
+		// idle for over a second before handing it out and database/sql replaces one
+		// that fails that check, so connections the restart killed are discarded, not
+		// used. Connections are also recycled every half hour, so after a failover
+		// behind a DNS name or proxy none stays pinned to the old server.
+		timeout := o.Timeout
+		if timeout <= 0 {
+			timeout = DefaultTimeout
+		}
+		gcfg.DefaultContextTimeout = timeout
+		gcfg.DefaultTransactionTimeout = timeout
+		gcfg.TranslateError = true
+		dialector, ok := postgres.Open(url).(*postgres.Dialector)
+		if !ok {
+			return nil, errors.New("open postgres: unexpected dialector type")
+		}
+		db, err := gorm.Open(pgDialector{dialector}, gcfg)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -98,7 +122,9 @@ func Open(url string) (*Store, error) {
 		}
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetMaxIdleConns(20)
-		return &Store{db: db, wdb: db, dialect: Postgres, url: url, sessions: newSessionCache(sessionCacheSize)}, nil
+		sqlDB.SetConnMaxLifetime(30 * time.Minute)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+		return &Store{db: db, wdb: db, dialect: Postgres, url: url, timeout: timeout, sessions: newSessionCache(sessionCacheSize)}, nil
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite://PATH or postgres://…", url)
 	}
@@ -172,14 +198,26 @@ func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
-// Ping checks that the database answers.
+// pingTimeout bounds Ping, so /healthz answers 503 promptly when the database hangs.
+const pingTimeout = 3 * time.Second
+
+// Ping checks that the database answers. A database that cannot be reached is
+// errs.ErrUnavailable.
 func (s *Store) Ping(ctx context.Context) error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
 	}
-	return sqlDB.PingContext(ctx)
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return unavailable(err)
+	}
+	return nil
 }
+
+// Timeout is the bound on each statement without a deadline of its own (0: none).
+func (s *Store) Timeout() time.Duration { return s.timeout }
 
 // Close releases the connection pools.
 func (s *Store) Close() error {

@@ -7,9 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
 	"github.com/gatehouse-dev/gatehouse/internal/store"
@@ -39,7 +41,21 @@ type Postgres struct {
 	onDecided func(string)
 	ready     chan struct{}
 	readyOnce sync.Once
+	// listening is true while a LISTEN connection is in place (see Listening).
+	listening atomic.Bool
 }
+
+// Listener timing. A connection the server closed (a restart) fails at once; one that
+// went silent (a failover, a partition) is found by the ping after listenIdlePing of
+// quiet. Reconnecting backs off from listenRetryMin to listenRetryMax and starts over
+// once a connection was up, so the bus is back within listenRetryMax of the database.
+const (
+	listenConnectTimeout = 10 * time.Second
+	listenIdlePing       = 10 * time.Second
+	listenPingTimeout    = 5 * time.Second
+	listenRetryMin       = 100 * time.Millisecond
+	listenRetryMax       = 2 * time.Second
+)
 
 // NewPostgres returns a bus for st (a Postgres store). Call Run to start listening.
 func NewPostgres(st *store.Store, log *slog.Logger) *Postgres {
@@ -111,56 +127,87 @@ func (p *Postgres) Head(ctx context.Context, session string) (int64, error) {
 // Ready is closed once the first LISTEN is in place.
 func (p *Postgres) Ready() <-chan struct{} { return p.ready }
 
-// Run listens until ctx ends, reconnecting with backoff after failures.
+// Listening reports whether the LISTEN connection is up. While it is down, this
+// replica hears of nothing other replicas decide or publish (it catches up when the
+// connection is back), so /healthz reports the replica unavailable.
+func (p *Postgres) Listening() bool { return p.listening.Load() }
+
+// Run listens until ctx ends, reconnecting with backoff after failures (a database
+// restart, a failover, a killed backend).
 func (p *Postgres) Run(ctx context.Context) {
-	backoff := 100 * time.Millisecond
+	backoff := listenRetryMin
 	first := true
 	for ctx.Err() == nil {
-		err := p.listen(ctx, !first)
+		established, err := p.listen(ctx, !first)
 		if ctx.Err() != nil {
 			return
 		}
 		first = false
+		if established {
+			backoff = listenRetryMin
+		}
 		p.log.Warn("stream listener lost; reconnecting", "err", err, "in", backoff)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(backoff):
 		}
-		if backoff < 5*time.Second {
-			backoff *= 2
-		}
+		backoff = min(backoff*2, listenRetryMax)
 	}
 }
 
-func (p *Postgres) listen(ctx context.Context, resync bool) error {
-	conn, err := pgx.Connect(ctx, p.dsn)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	for _, ch := range []string{pgEventsChannel, pgDecidedChannel} {
-		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
-			return err
+// listen holds one LISTEN connection until it fails; established reports whether
+// LISTEN was in place at some point.
+func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, err error) {
+	cctx, cancel := context.WithTimeout(ctx, listenConnectTimeout)
+	conn, err := pgx.Connect(cctx, p.dsn)
+	if err == nil {
+		for _, ch := range []string{pgEventsChannel, pgDecidedChannel} {
+			if _, err = conn.Exec(cctx, "LISTEN "+ch); err != nil {
+				break
+			}
 		}
 	}
+	cancel()
+	if conn != nil {
+		defer conn.Close(context.Background())
+	}
+	if err != nil {
+		return false, err
+	}
+	p.listening.Store(true)
+	defer p.listening.Store(false)
 	if resync {
 		// Notifications sent while we were away are lost: make everyone re-read.
+		p.log.Info("stream listener reconnected; waiters re-read, streams resume from the log")
 		p.wake("")
 		p.local.DropAll()
 	}
 	p.readyOnce.Do(func() { close(p.ready) })
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		wctx, cancel := context.WithTimeout(ctx, listenIdlePing)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
 		if err != nil {
-			return err
+			if ctx.Err() != nil || !pgconn.Timeout(err) {
+				return true, err
+			}
+			// Quiet for a while: make sure the server is still there. A timed-out
+			// wait leaves the connection usable.
+			pctx, cancel := context.WithTimeout(ctx, listenPingTimeout)
+			err = conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return true, fmt.Errorf("listener ping: %w", err)
+			}
+			continue
 		}
 		switch n.Channel {
 		case pgDecidedChannel:
 			p.wake(n.Payload)
 		case pgEventsChannel:
 			if err := p.deliver(ctx, n.Payload); err != nil {
-				return fmt.Errorf("deliver events: %w", err)
+				return true, fmt.Errorf("deliver events: %w", err)
 			}
 		}
 	}
