@@ -166,8 +166,9 @@ type sseFrame struct {
 	data  string
 }
 
-// readStream opens path on base as user, resuming after lastSeq (Last-Event-ID) when
-// it is positive, and delivers frames to f until the stream ends or ctx is done. It
+// readStream opens path on base as user, resuming after lastSeq (Last-Event-ID, sent
+// even when 0 so that nothing published before the first connection is skipped), and
+// delivers frames to f until the stream ends or ctx is done. It
 // returns why the stream ended.
 func readStream(ctx context.Context, hc *http.Client, base, user, path string, lastSeq int64, f func(sseFrame)) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
@@ -175,9 +176,7 @@ func readStream(ctx context.Context, hc *http.Client, base, user, path string, l
 		return err
 	}
 	req.Header.Set("X-Forwarded-Email", user)
-	if lastSeq > 0 {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(lastSeq, 10))
-	}
+	req.Header.Set("Last-Event-ID", strconv.FormatInt(lastSeq, 10))
 	resp, err := hc.Do(req)
 	if err != nil {
 		return err

@@ -116,6 +116,9 @@ func OpenWith(url string, o Options) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
+		if err := translateRowErrors(db); err != nil {
+			return nil, err
+		}
 		sqlDB, err := db.DB()
 		if err != nil {
 			return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 )
@@ -45,6 +46,19 @@ func (pgDialector) Translate(err error) error {
 		return errs.Unavailable(err)
 	}
 	return err
+}
+
+// translateRowErrors makes GORM's row callback — Raw(…).Scan, Select(…).Scan, Row and
+// Rows — translate errors like every other statement does. GORM sets the query's error
+// there directly instead of through AddError, so the dialector's Translate never sees
+// it, and a statement on a connection a restart killed (57P01) or on a stopped
+// database answered 500 instead of 503.
+func translateRowErrors(db *gorm.DB) error {
+	return db.Callback().Row().After("gorm:row").Register("gatehouse:translate_row_error", func(tx *gorm.DB) {
+		if isUnavailable(tx.Error) {
+			tx.Error = errs.Unavailable(tx.Error)
+		}
+	})
 }
 
 // unavailable marks err as errs.ErrUnavailable when the database could not be reached,
