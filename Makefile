@@ -68,9 +68,10 @@ test-browser: ## run the browser tests alone (headless Chromium: apt-get install
 	$(GO) test -count=1 -v ./uitest/
 
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 .PHONY: check
 check: lint ## lint, verify generated files are fresh, then test

@@ -10,6 +10,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/prompt"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -175,10 +176,30 @@ func mcpElicitationParams(data map[string]json.RawMessage) (map[string]any, erro
 		}
 		schema = m
 	}
-	return map[string]any{
+	return withPropertyOrder(map[string]any{
 		"mode": "form", "message": msg, "requestedSchema": schema, "phase": "mcp_elicitation",
 		"policy_name": "mcp_elicitation", "content_preview": truncateRunes(msg, 1024), "vendor": "MCP server",
-	}, nil
+	}, data["requestedSchema"]), nil
+}
+
+// rawRequestedSchema is params.requestedSchema of a JSON-RPC request body, as sent.
+func rawRequestedSchema(body []byte) []byte {
+	var env struct {
+		Params struct {
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &env)
+	return env.Params.RequestedSchema
+}
+
+// withPropertyOrder records the order of a raw requestedSchema's properties in the
+// params, which lose it once decoded and stored, so the form shows the server's order.
+func withPropertyOrder(params map[string]any, rawSchema []byte) map[string]any {
+	if order := prompt.PropertyOrder(rawSchema); len(order) > 0 {
+		params[prompt.ParamPropertyOrder] = order
+	}
+	return params
 }
 
 func truncateRunes(s string, n int) string {

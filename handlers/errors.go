@@ -43,6 +43,8 @@ func classify(err error) (int, string, string) {
 		return http.StatusConflict, "conflict", err.Error()
 	case errors.Is(err, errs.ErrUnavailable):
 		return http.StatusServiceUnavailable, "unavailable", "the database is unavailable; retry shortly"
+	case errors.Is(err, errs.ErrTooManyRequests):
+		return http.StatusTooManyRequests, "too_many_requests", err.Error()
 	case errors.Is(err, errs.ErrRunnerUnavailable):
 		return http.StatusServiceUnavailable, "runner_unavailable", "no MCP runner is configured"
 	case errors.As(err, &he):
@@ -75,6 +77,8 @@ func codeFor(status int) string {
 		return "unsupported_media_type"
 	case http.StatusUnprocessableEntity:
 		return "validation_failed"
+	case http.StatusTooManyRequests:
+		return "too_many_requests"
 	case http.StatusServiceUnavailable:
 		return "runner_unavailable"
 	}

@@ -38,7 +38,9 @@ func claudeEventFor(name string) (claudeEvent, bool) {
 			params: (*claude.Payload).Params, answer: (*claude.Payload).PreToolUseDecision}, true
 	case claude.EventElicitation:
 		return claudeEvent{origin: models.OriginClaudeElicit, decode: claude.DecodeElicitation,
-			params: (*claude.Payload).ElicitationParams,
+			params: func(p *claude.Payload) map[string]any {
+				return withPropertyOrder(p.ElicitationParams(), p.RequestedSchema)
+			},
 			answer: func(_ *claude.Payload, v claude.Verdict) map[string]any { return claude.ElicitationDecision(v) }}, true
 	}
 	return claudeEvent{}, false

@@ -59,6 +59,9 @@ func (s *Server) prepareCodex(c echo.Context) (*hookPark, error) {
 	eid := ids.Deterministic(codex.IDPrefix, req.CanonicalKey(sess.ID))
 	params := req.PromptParams()
 	params[codexFingerprintKey] = req.Fingerprint()
+	if req.Method == codex.MethodMCPElicitation {
+		params = withPropertyOrder(params, rawRequestedSchema(body))
+	}
 	if level >= auth.Edit {
 		if err := s.checkCodexRetry(ctx, sess, eid, req.Fingerprint()); err != nil {
 			return nil, err

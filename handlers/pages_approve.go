@@ -82,7 +82,8 @@ func (s *Server) postApprovePage(c echo.Context) error {
 
 // approveEvents streams the approval page's decision panel: when the prompt leaves
 // pending — decided anywhere, expired or abandoned — the outcome fragment is sent as
-// a "resolved" event and the stream ends. The subscription is registered before the
+// a "resolved" event and the stream ends; it also ends when the viewer loses edit
+// access. The subscription is registered before the
 // row is re-read, so a decision that lands in between is never missed.
 func (s *Server) approveEvents(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -95,6 +96,11 @@ func (s *Server) approveEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	lease, err := s.streams.Acquire(userOf(c), sess.RootID)
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
 	sub := s.bus.Subscribe(row.SessionID, 64)
 	defer sub.Cancel()
 	sw := s.startSSE(c)
@@ -124,12 +130,36 @@ func (s *Server) approveEvents(c echo.Context) error {
 				return nil // dropped for falling behind; EventSource reconnects
 			}
 			check = d.Event.Type == elicit.EventResolved && d.Event.ElicitationID == eid
+		case <-lease.Changed():
+			// Deciding needs edit access: a person who lost it loses the page's stream.
+			if _, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Edit); err != nil {
+				return nil
+			}
 		case <-tick.C:
 			if err := sw.ping(); err != nil {
 				return nil
 			}
 		}
 	}
+}
+
+// showRawRequest serves everything the agent sent for one prompt — its stored params,
+// whole — as plain text: the page shortens large or deep input and renders plans as
+// markdown, and this is where a person reads the original. It is text/plain with
+// nosniff (and the pages' CSP), so nothing in it can run; JSON nested shallowly
+// enough is indented for reading, deeper JSON is sent as stored, because indenting
+// deep nesting grows quadratically.
+func (s *Server) showRawRequest(c echo.Context) error {
+	sess, err := s.sessions.Authorize(c.Request().Context(), userOf(c), c.Param("sid"), auth.Edit)
+	if err != nil {
+		return err
+	}
+	row, err := s.ownedRow(c, sess.ID, c.Param("eid"))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Content-Disposition", "inline")
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", prompt.RawText(row.Params))
 }
 
 // ownedRow loads a prompt that session sid owns; anything else is not found.
@@ -151,6 +181,7 @@ func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (
 	d := views.ApprovePage{
 		CSRF: s.csrfToken(c), ID: eid, Agent: agent, Path: crumbs(path),
 		Action: approvePath(sess.ID, eid), EventsURL: approvePath(sess.ID, eid) + "/events",
+		RawURL: approvePath(sess.ID, eid) + "/raw",
 	}
 	row, err := s.ownedRow(c, sess.ID, eid)
 	if errors.Is(err, errs.ErrNotFound) {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -20,9 +19,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/views"
 )
 
-// summaryLimit bounds the preview a card shows, in characters.
-const summaryLimit = 300
-
 // showInbox renders every prompt the user may decide, grouped by root session.
 func (s *Server) showInbox(c echo.Context) error {
 	d, err := s.inboxData(c)
@@ -34,22 +30,37 @@ func (s *Server) showInbox(c echo.Context) error {
 }
 
 // inboxEvents streams the inbox list: once at connect (so nothing that happened
-// between the page load and the stream is missed), then again whenever a prompt is
-// opened or decided anywhere, if the user's list changed.
+// between the page load and the stream is missed), then again when a prompt is opened
+// or decided in one of the trees the list shows, or the user's grants change — paced,
+// and only if the list changed. Events elsewhere on the server never reach it.
 func (s *Server) inboxEvents(c echo.Context) error {
 	ctx := c.Request().Context()
-	sub := s.bus.SubscribeAll(streamBuffer)
-	defer sub.Cancel()
+	// The lease watches the user's grants before Follow reads them, so a tree granted
+	// in between is not missed.
+	lease, err := s.streams.Acquire(userOf(c), "")
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
+	follow, err := s.inbox.Follow(ctx, userOf(c), s.bus, streamBuffer)
+	if err != nil {
+		return err
+	}
+	defer follow.Cancel()
 	s.csrfToken(c) // mint before the stream starts: the cards' forms carry it
 	sw := s.startSSE(c)
-	return pushFragments(ctx, sw, sub.C, "inbox", func() (views.InboxPage, error) { return s.inboxData(c) },
+	feed := liveFeed{events: follow.C, grants: lease.Changed(), regrant: follow.Refresh}
+	return pushFragments(ctx, sw, feed, "inbox", func() (views.InboxPage, error) { return s.inboxData(c) },
 		func(d views.InboxPage) templ.Component { return views.InboxList(d) })
 }
 
 // decideFromList takes the inline approve/reject of a card (inbox or session page).
-// Only prompts with nothing to fill in can be approved from a list. htmx gets an empty
-// body (the card disappears) plus an out-of-band flash when someone else was first;
-// without JavaScript the browser is redirected back to the list.
+// Only prompts with nothing to fill in can be approved from a list, and only when the
+// card shows the whole request: a shortened one must be opened and approved on its
+// page, so the server refuses it here whatever the client sends (htmx gets the card
+// back with the reason; without JavaScript the browser is sent to the page). htmx gets
+// an empty body (the card disappears) plus an out-of-band flash when someone else was
+// first; without JavaScript the browser is redirected back to the list.
 func (s *Server) decideFromList(c echo.Context) error {
 	sess, err := s.decisionSession(c)
 	if err != nil {
@@ -66,7 +77,11 @@ func (s *Server) decideFromList(c echo.Context) error {
 	case elicit.ActionAccept:
 		var params map[string]any
 		_ = json.Unmarshal(row.Params, &params)
-		if !prompt.Describe(row.Origin, params, s.md).QuickApprove() {
+		p := prompt.Describe(row.Origin, params, s.md)
+		if p.NeedsReview() {
+			return s.refuseFromList(c, sess, row, params)
+		}
+		if !p.QuickApprove() {
 			return bad("action", "this request needs answers: open it to approve")
 		}
 		r.Action = elicit.ActionAccept
@@ -95,6 +110,31 @@ func (s *Server) decideFromList(c echo.Context) error {
 		s.setFlash(c, msg)
 	}
 	return s.redirect(c, safeNext(c.FormValue("next")))
+}
+
+// refuseFromList answers an inline approve of a prompt the card shows only part of:
+// nothing is decided; htmx gets the card back (409) with the reason and an "Open to
+// review" link in place of Approve, a plain form post is sent to the approval page.
+func (s *Server) refuseFromList(c echo.Context, sess *models.Session, row *models.Elicitation, params map[string]any) error {
+	const why = "This request is longer than the card shows: open it and review it whole before approving."
+	if !isHTMX(c) {
+		s.setFlash(c, why)
+		return s.redirect(c, approvePath(row.SessionID, row.ID))
+	}
+	path, _, err := s.inbox.Header(c.Request().Context(), sess)
+	if err != nil {
+		return err
+	}
+	next := safeNext(c.FormValue("next"))
+	ownerFrom := 1
+	for i := range path {
+		if next == sessionPath(path[i].ID) {
+			ownerFrom = i + 1
+		}
+	}
+	card := s.card(inbox.Item{Row: *row, Params: params, Path: path}, true, next, ownerFrom)
+	card.Notice = why
+	return s.render(c, http.StatusConflict, views.CardItem(card, s.csrfToken(c)))
 }
 
 // safeNext keeps a post-decision redirect on our own list pages.
@@ -130,7 +170,7 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 		ID: it.Row.ID, ApproveURL: approvePath(it.Row.SessionID, it.Row.ID),
 		DecideURL: "/inbox/" + it.Row.SessionID + "/" + it.Row.ID, Next: next,
 		Message: p.Message, Vendor: p.Vendor, Policy: p.Policy, Created: it.Row.CreatedAt,
-		Summary: summary(it.Params), QuickApprove: p.QuickApprove(), CanDecide: canDecide,
+		Summary: p.Preview, QuickApprove: p.QuickApprove(), NeedsReview: p.NeedsReview(), CanDecide: canDecide,
 	}
 	if len(it.Path) > ownerFrom {
 		c.Owner = crumbs(it.Path[ownerFrom:])
@@ -138,42 +178,19 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 	return c
 }
 
-// summary is a short plain-text preview of a prompt for cards: the plan's text, the
-// questions, or the request's preview.
-func summary(params map[string]any) string {
-	var s string
-	if plan, ok := params["exit_plan_mode"].(map[string]any); ok {
-		s, _ = plan["plan"].(string)
-	}
-	if auq, ok := params["ask_user_question"].(map[string]any); ok && s == "" {
-		qs, _ := auq["questions"].([]any)
-		var lines []string
-		for _, q := range qs {
-			if m, ok := q.(map[string]any); ok {
-				if text, _ := m["question"].(string); text != "" {
-					lines = append(lines, text)
-				}
-			}
-		}
-		s = strings.Join(lines, "\n")
-	}
-	if s == "" {
-		s, _ = params["content_preview"].(string)
-	}
-	if s == "" {
-		s, _ = params["command"].(string)
-	}
-	s = strings.TrimSpace(s)
-	if utf8.RuneCountInString(s) > summaryLimit {
-		s = string([]rune(s)[:summaryLimit-1]) + "…"
-	}
-	return s
+// liveFeed is what a live page listens to: prompt events, and notes that the viewer's
+// grants changed, on which regrant runs first (re-checking access: an error ends the
+// stream at once; or re-reading which trees to follow).
+type liveFeed struct {
+	events  <-chan stream.Delivery
+	grants  <-chan struct{}
+	regrant func(ctx context.Context) error
 }
 
-// pushFragments sends a live page's fragment at once, then again after every burst of
-// prompt events, skipping sends that would not change the page. Events that arrive
-// together are coalesced into one render.
-func pushFragments[T any](ctx context.Context, sw *sseWriter, events <-chan stream.Delivery, name string,
+// pushFragments sends a live page's fragment at once, then again after prompt events
+// or grant changes, skipping sends that would not change the page. Renders are paced
+// (stream.Pacer): a burst of events costs a bounded number of renders, not one each.
+func pushFragments[T any](ctx context.Context, sw *sseWriter, feed liveFeed, name string,
 	load func() (T, error), view func(T) templ.Component) error {
 	var last [32]byte
 	send := func() error {
@@ -192,28 +209,39 @@ func pushFragments[T any](ctx context.Context, sw *sseWriter, events <-chan stre
 		last = sum
 		return sw.event(name, buf.String())
 	}
+	pace := stream.NewPacer(stream.RenderEvery)
+	defer pace.Stop()
 	if err := send(); err != nil {
 		return nil
 	}
+	pace.Rendered(time.Now())
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case d, ok := <-events:
+		case d, ok := <-feed.events:
 			if !ok {
 				return nil // dropped for falling behind; EventSource reconnects
 			}
-			if !relevant(d) {
-				continue
+			if relevant(d) {
+				pace.Note()
 			}
-			drain(events)
-			if err := send(); err != nil {
-				return nil
+		case <-feed.grants:
+			if err := feed.regrant(ctx); err != nil {
+				return nil // access is gone (or unknown): nothing more is sent
 			}
+			pace.Note()
+		case <-pace.C():
 		case <-tick.C:
 			if err := sw.ping(); err != nil {
+				return nil
+			}
+		}
+		if pace.Due(time.Now()) {
+			drain(feed.events) // what is already queued is covered by this render
+			if err := send(); err != nil {
 				return nil
 			}
 		}
@@ -224,9 +252,10 @@ func relevant(d stream.Delivery) bool {
 	return d.Event.Type == elicit.EventRequest || d.Event.Type == elicit.EventResolved
 }
 
-// drain takes whatever else is already queued, so a burst renders once.
+// drain takes what is already queued (at most one buffer's worth, so a flood cannot
+// hold the stream here), so a burst renders once.
 func drain(events <-chan stream.Delivery) {
-	for {
+	for range streamBuffer {
 		select {
 		case _, ok := <-events:
 			if !ok {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/a-h/templ"
@@ -26,18 +27,28 @@ func (s *Server) showSessionPage(c echo.Context) error {
 }
 
 // sessionEvents streams the session page's body, re-rendered whenever a prompt of the
-// subtree is opened or decided (both are published on every ancestor).
+// subtree is opened or decided (both are published on every ancestor). It ends as
+// soon as the viewer may no longer read the session.
 func (s *Server) sessionEvents(c echo.Context) error {
 	ctx := c.Request().Context()
 	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Read)
 	if err != nil {
 		return err
 	}
+	lease, err := s.streams.Acquire(userOf(c), sess.RootID)
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
 	sub := s.bus.Subscribe(sess.ID, streamBuffer)
 	defer sub.Cancel()
 	s.csrfToken(c)
 	sw := s.startSSE(c)
-	return pushFragments(ctx, sw, sub.C, "session", func() (views.SessionPage, error) { return s.sessionData(c) },
+	feed := liveFeed{events: sub.C, grants: lease.Changed(), regrant: func(ctx context.Context) error {
+		_, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read)
+		return err
+	}}
+	return pushFragments(ctx, sw, feed, "session", func() (views.SessionPage, error) { return s.sessionData(c) },
 		func(d views.SessionPage) templ.Component { return views.SessionBody(d) })
 }
 
@@ -76,6 +87,7 @@ func (s *Server) sessionData(c echo.Context) (views.SessionPage, error) {
 
 func messageOf(row models.Elicitation, params map[string]any, md *markdown.Renderer) string {
 	if m, _ := params["message"].(string); m != "" {
+		m, _ = prompt.Cut(m, prompt.MaxMessage)
 		return m
 	}
 	return prompt.Describe(row.Origin, params, md).Message

@@ -49,6 +49,9 @@ type Deps struct {
 	Inbox *inbox.Service
 	// SessionSecret keys the browser cookie (CSRF token, flash) — --session-secret.
 	SessionSecret string
+	// Streams caps open streams per person and ends them when grants change; nil: a
+	// guard with the default cap (whose grant notes nobody delivers).
+	Streams *stream.Guard
 }
 
 // Server holds the handlers' dependencies.
@@ -65,6 +68,7 @@ type Server struct {
 	mcp       *mcpproxy.Proxy
 	publicURL string
 	inbox     *inbox.Service
+	streams   *stream.Guard
 	cookies   *gsessions.CookieStore
 	md        *markdown.Renderer
 	assets    views.Assets
@@ -74,9 +78,12 @@ type Server struct {
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, mode: d.ElicitationMode, runner: d.Runner, policies: d.Policies, mcp: d.MCP, publicURL: d.PublicURL,
-		inbox: d.Inbox, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs()}
+		inbox: d.Inbox, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs()}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.streams == nil {
+		s.streams = stream.NewGuard(0)
 	}
 	if s.policies == nil {
 		s.policies = policy.New()
@@ -131,6 +138,7 @@ func New(d Deps) *echo.Echo {
 	pages.GET("/approve/:sid/:eid", s.showApprovePage)
 	pages.POST("/approve/:sid/:eid", s.postApprovePage)
 	pages.GET("/approve/:sid/:eid/events", s.approveEvents)
+	pages.GET("/approve/:sid/:eid/raw", s.showRawRequest)
 	pages.GET("/inbox", s.showInbox)
 	pages.GET("/inbox/events", s.inboxEvents)
 	pages.POST("/inbox/:sid/:eid", s.decideFromList)

@@ -21,13 +21,20 @@ const streamBuffer = 256
 
 // streamSession serves a session's live event stream (SSE). The subscriber is
 // registered before the first frame — the heartbeat — is written, so a client that has
-// seen the heartbeat will see everything published after it.
+// seen the heartbeat will see everything published after it. The stream counts against
+// the caller's cap of open streams, and ends as soon as their grant on the tree no
+// longer allows reading it.
 func (s *Server) streamSession(c echo.Context) error {
 	ctx := c.Request().Context()
 	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Read)
 	if err != nil {
 		return err
 	}
+	lease, err := s.streams.Acquire(userOf(c), sess.RootID)
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
 	sub := s.bus.Subscribe(sess.ID, streamBuffer)
 	defer sub.Cancel()
 
@@ -99,8 +106,15 @@ func (s *Server) streamSession(c echo.Context) error {
 			if err := writeEvent(w, d.Event); err != nil {
 				return nil
 			}
+		case <-lease.Changed():
+			// The caller's grant changed (on any replica): nothing more is sent unless
+			// they may still read the session.
+			if _, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read); err != nil {
+				return nil
+			}
 		case <-tick.C:
-			// Grants can be revoked while a stream is open: re-check on every heartbeat.
+			// Grant notes can be lost with a database connection: re-check on every
+			// heartbeat too.
 			if _, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read); err != nil {
 				return nil
 			}

@@ -42,9 +42,11 @@ type Crumb struct {
 type ApprovePage struct {
 	Chrome Chrome
 	CSRF   string
-	// Action is the form's post path; EventsURL the fragment stream the page listens to.
+	// Action is the form's post path; EventsURL the fragment stream the page listens
+	// to; RawURL the plain-text view of everything the agent sent.
 	Action    string
 	EventsURL string
+	RawURL    string
 	ID        string
 	Agent     string
 	// Path runs from the root session to the session that owns the prompt.
@@ -107,9 +109,14 @@ type Card struct {
 	// Owner is the owning session when it is a sub-agent (empty for the root itself).
 	Owner   []Crumb
 	Created time.Time
-	// QuickApprove allows approving from the list (nothing to fill in).
+	// QuickApprove allows approving from the list (nothing to fill in, and the card
+	// shows all of it). NeedsReview is a card with nothing to fill in whose preview is
+	// cut: it offers "Open to review" instead of Approve.
 	QuickApprove bool
+	NeedsReview  bool
 	CanDecide    bool
+	// Notice explains why a decision from the list was refused (shown on the card).
+	Notice string
 }
 
 // SessionPage is one session, its sub-agent tree, pending prompts and recent decisions.

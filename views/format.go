@@ -74,10 +74,16 @@ func longStamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// visible shows the bidi and zero-width controls of untrusted text as markers, so
+// what the page displays reads in the order it runs (see prompt.Visible).
+func visible(s string) string { return prompt.Visible(s) }
+
 // titleOr returns a session's title, or a short form of its id when it has none.
+// Titles are agent-supplied: long ones are cut and controls made visible.
 func titleOr(c Crumb) string {
 	if c.Title != "" {
-		return c.Title
+		t, _ := prompt.Cut(c.Title, 200)
+		return visible(t)
 	}
 	id := c.ID
 	if len(id) > 13 {

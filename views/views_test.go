@@ -50,7 +50,8 @@ func approvePage(t *testing.T, origin, params string) views.ApprovePage {
 	return views.ApprovePage{
 		Chrome: views.Chrome{Title: "Approve request", Assets: assets},
 		CSRF:   "tok123", Action: "/approve/conv_a/elicit_b", EventsURL: "/approve/conv_a/elicit_b/events",
-		ID: "elicit_b", Agent: "builder", Created: asked,
+		RawURL: "/approve/conv_a/elicit_b/raw",
+		ID:     "elicit_b", Agent: "builder", Created: asked,
 		Path:   []views.Crumb{{ID: "conv_r", Title: "Release 2.1", URL: "/sessions/conv_r"}, {ID: "conv_a", Title: "worker-a", URL: "/sessions/conv_a"}},
 		Prompt: prompt.Describe(origin, m, markdown.New()),
 	}
@@ -228,8 +229,15 @@ func TestApprovePlan(t *testing.T) {
 	if plan.Find("h2").Last().Text() != "Steps" || plan.Find("ol li strong").Text() != "Write" {
 		t.Errorf("plan markdown not rendered: %s", html)
 	}
-	if strings.Contains(html, "<script>alert") || strings.Contains(html, "javascript:") {
+	// The plan's source is shown as text beside the rendering, so the words appear;
+	// no live script or javascript: link may.
+	rendered, _ := plan.Find(".markdown").Html()
+	if strings.Contains(html, "<script>alert") || strings.Contains(rendered, "javascript:") ||
+		doc.Find(`a[href^="javascript"], script:not([src])`).Length() != 0 {
 		t.Error("plan not sanitized")
+	}
+	if src := text(doc, "plan-source"); !strings.Contains(src, "<script>alert(1)</script>") || !strings.Contains(src, "[x](javascript:alert(1))") {
+		t.Errorf("plan source not shown as text: %q", src)
 	}
 	if !strings.Contains(text(doc, "reject"), "feedback") {
 		t.Errorf("reject button = %q", text(doc, "reject"))

@@ -148,7 +148,7 @@ func runOne(t *table, db, bin, url string, hc0 interface{}, refP50, refP99 time.
 	if err != nil {
 		t.note(db, "capacity: "+err.Error())
 	} else {
-		t.row(db, fmt.Sprintf("parked at once, answered correctly"), fmt.Sprintf("%d/%d", capRes.Correct, capRes.Parked), fmt.Sprintf("ref %d/%d", refCap.Correct, refCap.Parked), "—", "all")
+		t.row(db, "parked at once, answered correctly", fmt.Sprintf("%d/%d", capRes.Correct, capRes.Parked), fmt.Sprintf("ref %d/%d", refCap.Correct, refCap.Parked), "—", "all")
 		t.row(db, "server memory per parked request", fmt.Sprintf("%.1f KiB", capRes.KiBPerParked), fmt.Sprintf("ref %.1f KiB", refCap.KiBPerParked), fmt.Sprintf("%.1f×", capRes.KiBPerParked/refCap.KiBPerParked), "≤ 40 KiB")
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,7 +32,7 @@ var binDir string
 var buildOnce = sync.OnceValues(func() (string, error) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goCmd = "/usr/local/go/bin/go" // where .ci/run expects Go
 	}
 	bin := filepath.Join(binDir, "gatehouse")
 	args := []string{"build", "-o", bin, "-ldflags", "-X main.version=" + testVersion}

@@ -109,11 +109,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		bus = stream.NewDurable(st, log)
 	}
 	core := elicit.New(st, bus, elicit.Options{Timeout: cfg.ElicitationTimeout, Grace: cfg.DisconnectGrace, Log: log})
-	m := metrics.New(metrics.Sources{Pending: st.CountPending, Subscribers: bus.Count, Parked: core.Parked})
+	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st}
+	box := inbox.New(st, access)
+	// Grant changes travel on the bus (to every replica) and end or refresh the streams
+	// they concern.
+	guard := stream.NewGuard(cfg.MaxStreamsPerUser)
+	bus.OnGrantChanged(guard.GrantChanged)
+	svc := sessions.New(st, access)
+	svc.OnGrantChanged(bus.GrantChanged)
+	m := metrics.New(metrics.Sources{Pending: st.CountPending, Subscribers: bus.Count, Parked: core.Parked,
+		OpenStreams: guard.Open, InboxLoads: box.Loads})
 	core.OnOpened(m.Opened)
 	core.OnResolved(m.Decided)
-	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st}
-	svc := sessions.New(st, access)
 	servers, err := upstream.LoadFile(cfg.MCPServers)
 	if err != nil {
 		stopBus()
@@ -145,10 +152,24 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Policies:        policies,
 		MCP:             proxy,
 		PublicURL:       cfg.PublicURL,
-		Inbox:           inbox.New(st, access),
+		Inbox:           box,
 		SessionSecret:   secret,
+		Streams:         guard,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
+}
+
+// health is /healthz's check: the database answers and, on Postgres, the LISTEN
+// connection is up (without it this replica misses other replicas' verdicts and events
+// until it reconnects, so a load balancer should prefer another).
+func health(r *http.Request, st *store.Store, pg *stream.Postgres) error {
+	if err := st.Ping(r.Context()); err != nil {
+		return err
+	}
+	if pg != nil && !pg.Listening() {
+		return errors.New("stream listener is reconnecting")
+	}
+	return nil
 }
 
 // sessionSecretKey is the settings row holding the generated session secret.
@@ -181,19 +202,6 @@ func sessionSecret(ctx context.Context, cfg *config.Config, st *store.Store, log
 		log.Info("no --session-secret set: using the one kept in the database (table settings)", "key", sessionSecretKey)
 	}
 	return secret, nil
-}
-
-// health is /healthz's check: the database answers and, on Postgres, the LISTEN
-// connection is up (without it this replica misses other replicas' verdicts and events
-// until it reconnects, so a load balancer should prefer another).
-func health(r *http.Request, st *store.Store, pg *stream.Postgres) error {
-	if err := st.Ping(r.Context()); err != nil {
-		return err
-	}
-	if pg != nil && !pg.Listening() {
-		return errors.New("stream listener is reconnecting")
-	}
-	return nil
 }
 
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully: parked requests

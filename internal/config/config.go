@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,6 +40,9 @@ type Config struct {
 	SessionSecret string
 	LogFormat     string
 	MaxBodyBytes  int64
+	// MaxStreamsPerUser caps the live streams (API and page) one person holds open on
+	// one replica; the next gets 429 until one closes.
+	MaxStreamsPerUser int
 }
 
 type setting struct {
@@ -65,6 +69,7 @@ var settings = []setting{
 	{"session-secret", "GATEHOUSE_SESSION_SECRET", "", "key for browser cookies, CSRF and MCP state, ≥ 32 characters (empty: generated once and kept in the database)"},
 	{"log-format", "GATEHOUSE_LOG_FORMAT", "text", "text or json"},
 	{"max-body-bytes", "GATEHOUSE_MAX_BODY_BYTES", "1048576", "largest request body accepted"},
+	{"max-streams-per-user", "GATEHOUSE_MAX_STREAMS_PER_USER", "32", "live streams (API and pages) one person may hold open on this replica"},
 }
 
 // Load parses args (without the program and subcommand names) over the environment.
@@ -109,6 +114,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	if _, err := fmt.Sscan(get("max-body-bytes"), &c.MaxBodyBytes); err != nil || c.MaxBodyBytes < 1024 {
 		return nil, fmt.Errorf("--max-body-bytes: want a number of bytes ≥ 1024, got %q", get("max-body-bytes"))
+	}
+	if c.MaxStreamsPerUser, err = strconv.Atoi(get("max-streams-per-user")); err != nil || c.MaxStreamsPerUser < 1 {
+		return nil, fmt.Errorf("--max-streams-per-user: want a number ≥ 1, got %q", get("max-streams-per-user"))
 	}
 	if err := c.validate(); err != nil {
 		return nil, err

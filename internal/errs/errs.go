@@ -19,6 +19,8 @@ var (
 	// failing over, or too slow to answer within the statement timeout). Nothing was
 	// decided by the failed call that the caller could rely on; retrying later is safe.
 	ErrUnavailable = errors.New("database unavailable")
+	// ErrTooManyRequests is a per-person limit reached (429), e.g. open streams.
+	ErrTooManyRequests = errors.New("too many requests")
 )
 
 // Unavailable wraps cause, a driver or network error, so that errors.Is matches both
@@ -35,6 +37,11 @@ type unavailableError struct{ cause error }
 func (e *unavailableError) Error() string { return "database unavailable: " + e.cause.Error() }
 
 func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.cause} }
+
+// TooManyRequests wraps ErrTooManyRequests with a message a client may see.
+func TooManyRequests(format string, a ...any) error {
+	return &Error{Kind: ErrTooManyRequests, Msg: fmt.Sprintf(format, a...)}
+}
 
 // NotFound wraps ErrNotFound with a message a client may see.
 func NotFound(format string, a ...any) error {

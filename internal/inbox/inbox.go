@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"sync/atomic"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -41,6 +42,9 @@ type Store interface {
 type Service struct {
 	store  Store
 	access *auth.Checker
+	// loads counts inbox builds (each is several queries), so a test or an operator can
+	// see that events nobody's inbox shows cost nothing.
+	loads atomic.Uint64
 }
 
 // New builds the service.
@@ -72,8 +76,12 @@ type Inbox struct {
 	Count  int
 }
 
-// Pending builds user's inbox.
-func (s *Service) Pending(ctx context.Context, user string) (*Inbox, error) {
+// Loads reports how many inboxes have been built (for metrics).
+func (s *Service) Loads() uint64 { return s.loads.Load() }
+
+// Roots returns the ids of the trees whose prompts user's inbox lists: the top-level
+// sessions user holds edit access on.
+func (s *Service) Roots(ctx context.Context, user string) ([]string, error) {
 	listUser := user
 	if s.access.Mode != auth.ModeHeader {
 		listUser = ""
@@ -82,7 +90,6 @@ func (s *Service) Pending(ctx context.Context, user string) (*Inbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]models.Session{}
 	var ids []string
 	for _, r := range roots {
 		lvl, err := s.access.LevelOn(ctx, r.ID, user)
@@ -90,9 +97,18 @@ func (s *Service) Pending(ctx context.Context, user string) (*Inbox, error) {
 			return nil, err
 		}
 		if lvl >= auth.Edit {
-			byID[r.ID] = r
 			ids = append(ids, r.ID)
 		}
+	}
+	return ids, nil
+}
+
+// Pending builds user's inbox.
+func (s *Service) Pending(ctx context.Context, user string) (*Inbox, error) {
+	s.loads.Add(1)
+	ids, err := s.Roots(ctx, user)
+	if err != nil {
+		return nil, err
 	}
 	out := &Inbox{}
 	if len(ids) == 0 {

@@ -2,6 +2,8 @@ package markdown
 
 import (
 	"reflect"
+
+	"github.com/PuerkitoBio/goquery"
 	"strings"
 	"testing"
 )
@@ -11,7 +13,16 @@ func TestHTMLDropsActiveContent(t *testing.T) {
 	src := "# Plan\n\n1. **Add** the `migration`\n2. <script>window.__pwned=1</script>\n\n" +
 		"<img src=x onerror=\"window.__pwned=1\">\n\n[click](javascript:alert(1)) [docs](https://example.com/x)\n"
 	got := r.HTML(src)
-	for _, bad := range []string{"<script", "onerror", "javascript:", "<img"} {
+	// Raw HTML is shown as text (see TestHTMLShowsEverythingTheAgentWrote), so the
+	// words may appear; no live element or attribute may.
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := doc.Find("script, img, [onerror], a[href^='javascript']").Length(); n != 0 {
+		t.Errorf("rendered plan keeps %d active elements:\n%s", n, got)
+	}
+	for _, bad := range []string{"<script", "<img", "javascript:"} {
 		if strings.Contains(strings.ToLower(got), bad) {
 			t.Errorf("rendered plan keeps %q:\n%s", bad, got)
 		}

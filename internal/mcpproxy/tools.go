@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/prompt"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -126,8 +127,12 @@ func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *m
 	}
 	rows := make([]*models.Elicitation, len(keys))
 	for i, k := range keys {
+		params := mcp.InputPromptParams(k, tool, ir.Requests[k])
+		if order := prompt.PropertyOrder(ir.Schemas[k]); len(order) > 0 {
+			params[prompt.ParamPropertyOrder] = order
+		}
 		row, err := p.elicit.Open(ctx, elicit.Prompt{Session: req.Session, Origin: models.OriginMCPInput,
-			Params: mcp.InputPromptParams(k, tool, ir.Requests[k]), Timeout: p.o.InputTimeout})
+			Params: params, Timeout: p.o.InputTimeout})
 		if err != nil {
 			return nil, nil, err
 		}

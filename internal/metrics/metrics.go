@@ -22,6 +22,12 @@ type Sources struct {
 	Subscribers func() int
 	// Parked counts requests parked in this process.
 	Parked func() int
+	// OpenStreams counts open API and page streams in this process.
+	OpenStreams func() int
+	// InboxLoads counts inbox builds in this process (each is several queries): live
+	// inboxes rebuild only on events in their own trees, so it should not grow with
+	// traffic elsewhere.
+	InboxLoads func() uint64
 }
 
 // Metrics holds the collectors.
@@ -74,6 +80,16 @@ func New(src Sources) *Metrics {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gatehouse_parked_waiters", Help: "Requests parked in this process.",
 		}, func() float64 { return float64(src.Parked()) }))
+	}
+	if src.OpenStreams != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gatehouse_open_streams", Help: "Open API and page streams in this process.",
+		}, func() float64 { return float64(src.OpenStreams()) }))
+	}
+	if src.InboxLoads != nil {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "gatehouse_inbox_loads_total", Help: "Inbox lists built (page loads and live re-renders) in this process.",
+		}, func() float64 { return float64(src.InboxLoads()) }))
 	}
 	return m
 }

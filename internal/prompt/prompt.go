@@ -9,10 +9,6 @@
 package prompt
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -76,13 +72,27 @@ type Prompt struct {
 
 	Questions []Question
 	Fields    []Field
-	// PlanHTML is the sanitized HTML of an ExitPlanMode plan.
+	// PlanHTML is the sanitized HTML of an ExitPlanMode plan; PlanText the plan as the
+	// agent sent it, shown beside the rendering so nothing in it can hide.
 	PlanHTML string
+	PlanText string
 	// URL and URLHost are a URL-mode prompt's target; URLSafe is false when the URL is
-	// not http(s), in which case it is shown as text and never linked.
-	URL     string
-	URLHost string
-	URLSafe bool
+	// not http(s), in which case it is shown as text and never linked. URLHost is the
+	// host as the browser resolves it (punycode, xn--…), so a look-alike Unicode name
+	// cannot pass for another; URLHostUnicode is the Unicode form when it differs.
+	URL            string
+	URLHost        string
+	URLHostUnicode string
+	URLSafe        bool
+
+	// Cut reports that the page shows less than the agent sent (a long message,
+	// command or plan, deep or large tool input): the raw view has the rest.
+	Cut bool
+	// Preview is the short plain-text preview a list card shows; PreviewCut reports
+	// that the card shows less than the request holds, so it must not be approved
+	// from the list without opening it.
+	Preview    string
+	PreviewCut bool
 
 	// CanRemember offers "approve and remember" (the protocol can keep the grant).
 	CanRemember bool
@@ -116,7 +126,10 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 	if p.Message == "" {
 		p.Message = "An agent asks for your approval"
 	}
-	p.Details = details(params)
+	p.Message, p.Cut = Cut(p.Message, MaxMessage)
+	var cut bool
+	p.Details, cut = details(params)
+	p.Cut = p.Cut || cut
 	p.CanRemember = canRemember(origin, params)
 
 	switch {
@@ -129,22 +142,21 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 		p.CanRemember = false
 		plan := planText(params["exit_plan_mode"])
 		if plan == "" {
-			plan = "```json\n" + prettyJSON(params["exit_plan_mode"]) + "\n```"
+			js, _ := BoundedJSON(params["exit_plan_mode"], MaxRendered)
+			plan = "```json\n" + js + "\n```"
 		}
-		p.PlanHTML = md.HTML(plan)
+		plan, cut := Cut(plan, MaxRendered)
+		p.Cut = p.Cut || cut
+		p.PlanText = plan
+		p.PlanHTML = Visible(md.HTML(plan)) // markers are plain text, safe inside HTML
 	case isURLMode(params):
 		p.Kind = KindURL
-		p.URL = str(params["url"])
-		if u, err := url.Parse(p.URL); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
-			p.URLHost, p.URLSafe = u.Host, true
-		} else if err == nil {
-			p.URLHost = u.Host
-		}
+		p.describeURL(str(params["url"]))
 	default:
 		if schema, ok := params["requestedSchema"].(map[string]any); ok {
 			if flag := approvalFlag(schema); flag != "" {
 				p.approvalFlag = flag
-			} else if fields := parseFields(schema); len(fields) > 0 {
+			} else if fields := parseFields(schema, listOf(params[ParamPropertyOrder])); len(fields) > 0 {
 				p.Kind = KindForm
 				p.Fields = fields
 				p.schema = schema
@@ -154,9 +166,13 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 	}
 	if len(p.Details) == 0 && p.Kind == KindPlain {
 		if prev := str(params["content_preview"]); prev != "" {
+			prev, cut := Cut(prev, MaxText)
+			p.Cut = p.Cut || cut
 			p.Details = append(p.Details, Detail{Label: "Request", Value: prev, Block: true, TestID: "preview"})
 		}
 	}
+	p.Preview, p.PreviewCut = cardPreview(params)
+	p.PreviewCut = p.PreviewCut || p.Cut
 	return p
 }
 
@@ -165,9 +181,15 @@ func (p *Prompt) AllowsFeedback() bool {
 	return p.Kind == KindPlain || p.Kind == KindPlan || p.Kind == KindQuestion
 }
 
-// QuickApprove reports whether the prompt can be approved with one click from a list
-// (nothing to fill in first).
-func (p *Prompt) QuickApprove() bool { return p.Kind == KindPlain }
+// QuickApprove reports whether the prompt can be approved with one click from a list:
+// nothing to fill in first, and the card shows all of it. A card whose preview is cut
+// sends the person to the full page instead, so a long input cannot hide its tail
+// (the dangerous part, say) behind a one-click Approve.
+func (p *Prompt) QuickApprove() bool { return p.Kind == KindPlain && !p.PreviewCut }
+
+// NeedsReview reports that the prompt has nothing to fill in but the list shows only
+// part of it: the list offers "Open to review" instead of Approve.
+func (p *Prompt) NeedsReview() bool { return p.Kind == KindPlain && p.PreviewCut }
 
 func vendorOf(origin string, params map[string]any) string {
 	if v := strings.TrimSpace(str(params["vendor"])); v != "" {
@@ -233,13 +255,37 @@ func approvalFlag(schema map[string]any) string {
 	return ""
 }
 
-// details lists the facts worth showing, most important first.
-func details(params map[string]any) []Detail {
+// details lists the facts worth showing, most important first, within MaxRendered
+// bytes in all; it reports whether any was cut.
+func details(params map[string]any) ([]Detail, bool) {
 	var out []Detail
+	left, cut := MaxRendered, false
 	add := func(label, value string, block bool, id string) {
-		if strings.TrimSpace(value) != "" {
-			out = append(out, Detail{Label: label, Value: value, Block: block, TestID: id})
+		if strings.TrimSpace(value) == "" {
+			return
 		}
+		limit := min(MaxText, left)
+		if !block {
+			limit = min(MaxMessage, left)
+		}
+		if limit <= 0 {
+			cut = true
+			return
+		}
+		v, c := Cut(value, limit)
+		cut = cut || c
+		left -= htmlLen(v)
+		out = append(out, Detail{Label: label, Value: v, Block: block, TestID: id})
+	}
+	addJSON := func(label string, v any, id string) {
+		if left <= 0 {
+			cut = true
+			return
+		}
+		js, c := BoundedJSON(v, left)
+		cut = cut || c
+		left -= htmlLen(js)
+		out = append(out, Detail{Label: label, Value: js, Block: true, TestID: id})
 	}
 	input, _ := params["tool_input"].(map[string]any)
 	command := str(params["command"])
@@ -272,12 +318,12 @@ func details(params map[string]any) []Detail {
 		add("Files", strings.Join(paths, "\n"), true, "files")
 	}
 	if perms, ok := params["permissions"]; ok && perms != nil {
-		add("Permissions", prettyJSON(perms), true, "permissions")
+		addJSON("Permissions", perms, "permissions")
 	}
 	if input != nil && params["exit_plan_mode"] == nil && params["ask_user_question"] == nil {
 		add("Description", str(input["description"]), false, "description")
 		if !onlyCommand(input) {
-			add("Tool input", prettyJSON(input), true, "tool-input")
+			addJSON("Tool input", input, "tool-input")
 		}
 	}
 	if s := str(params["agent_type"]); s != "" {
@@ -286,7 +332,7 @@ func details(params map[string]any) []Detail {
 	if s := str(params["permission_mode"]); s != "" && s != "default" {
 		add("Permission mode", s, false, "permission-mode")
 	}
-	return out
+	return out, cut
 }
 
 // onlyCommand: a tool input that is just a command string (and its description) is
@@ -306,6 +352,20 @@ func onlyCommand(input map[string]any) bool {
 	return true
 }
 
+func listOf(v any) []any {
+	switch l := v.(type) {
+	case []any:
+		return l
+	case []string:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out
+	}
+	return nil
+}
+
 func mapOf(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
@@ -314,16 +374,4 @@ func mapOf(v any) map[string]any {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-// prettyJSON indents v for display; HTML escaping is the template's job.
-func prettyJSON(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimRight(buf.String(), "\n")
 }

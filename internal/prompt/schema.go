@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -61,7 +60,9 @@ func (f Field) ID() string { return fmt.Sprintf("field-%d", f.index) }
 // than a select.
 func (f Field) UseRadios() bool { return f.Type == TypeEnum && len(f.Options) <= 5 }
 
-func parseFields(schema map[string]any) []Field {
+// parseFields builds the form's fields in the order the server listed its properties
+// (order, from ParamPropertyOrder), falling back to name order for the rest.
+func parseFields(schema map[string]any, order []any) []Field {
 	props, _ := schema["properties"].(map[string]any)
 	if len(props) == 0 {
 		return nil
@@ -74,13 +75,7 @@ func parseFields(schema map[string]any) []Field {
 			}
 		}
 	}
-	// Property order does not survive storage (params are a JSON object), so fields
-	// are shown in name order: stable across databases and reloads.
-	names := make([]string, 0, len(props))
-	for name := range props {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := propertyNames(props, order)
 	if len(names) > maxFields {
 		names = names[:maxFields]
 	}

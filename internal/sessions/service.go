@@ -22,11 +22,25 @@ type Service struct {
 	store  *store.Store
 	access *auth.Checker
 	now    func() time.Time
+	// grantChanged is told, after commit, of every grant created, changed or removed.
+	grantChanged func(root, user string)
 }
 
 // New builds the service.
 func New(st *store.Store, access *auth.Checker) *Service {
 	return &Service{store: st, access: access, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// OnGrantChanged registers f to be told, after the change has committed, whenever a
+// grant on a tree is created (a new top-level session's owner), changed or removed.
+// The wiring passes the bus's GrantChanged, so open streams of that person re-check
+// their access at once, on every replica. Set once, before serving.
+func (s *Service) OnGrantChanged(f func(root, user string)) { s.grantChanged = f }
+
+func (s *Service) announceGrant(root, user string) {
+	if s.grantChanged != nil {
+		s.grantChanged(root, user)
+	}
 }
 
 // AgentInput is the body of POST /v1/agents.
@@ -139,6 +153,10 @@ func (s *Service) CreateSession(ctx context.Context, user string, in SessionInpu
 			return nil, errs.Conflict("a sibling session already has the title %q", in.Title)
 		}
 		return nil, err
+	}
+	if owner != nil {
+		// The creator's inbox streams follow the new tree from now on.
+		s.announceGrant(owner.SessionID, owner.User)
 	}
 	return sess, nil
 }
@@ -271,7 +289,13 @@ func (s *Service) PutPermission(ctx context.Context, sess *models.Session, g Gra
 	if cur, _ := s.store.GrantLevel(ctx, sess.RootID, user); user != auth.PublicUser && cur == int(auth.Owner) {
 		return errs.Conflict("the owner's grant cannot be changed")
 	}
-	return s.store.PutPermission(ctx, &models.Permission{SessionID: sess.RootID, User: user, Level: int(lvl)})
+	if err := s.store.PutPermission(ctx, &models.Permission{SessionID: sess.RootID, User: user, Level: int(lvl)}); err != nil {
+		return err
+	}
+	// A lowered grant ends the streams it no longer covers; a raised one adds the tree
+	// to the person's inbox.
+	s.announceGrant(sess.RootID, user)
+	return nil
 }
 
 // DeletePermission removes a grant; the owner grant stays.
@@ -299,6 +323,7 @@ func (s *Service) DeletePermission(ctx context.Context, sess *models.Session, us
 	if !ok {
 		return errs.NotFound("no grant for %q", user)
 	}
+	s.announceGrant(sess.RootID, user)
 	return nil
 }
 

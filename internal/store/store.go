@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -108,7 +109,8 @@ func OpenWith(url string, o Options) (*Store, error) {
 		gcfg.DefaultContextTimeout = timeout
 		gcfg.DefaultTransactionTimeout = timeout
 		gcfg.TranslateError = true
-		dialector, ok := postgres.Open(url).(*postgres.Dialector)
+		dialector, ok := postgres.New(postgres.Config{DSN: url,
+			OptionOpenDB: []stdlib.OptionOpenDB{stdlib.OptionBeforeConnect(cancelOnServer)}}).(*postgres.Dialector)
 		if !ok {
 			return nil, errors.New("open postgres: unexpected dialector type")
 		}
@@ -116,7 +118,8 @@ func OpenWith(url string, o Options) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		if err := translateRowErrors(db); err != nil {
+		if err := markUnavailableRows(db); err != nil {
+			closeGorm(db)
 			return nil, err
 		}
 		sqlDB, err := db.DB()

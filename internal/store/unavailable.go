@@ -11,7 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 
@@ -33,6 +35,23 @@ type Options struct {
 	Timeout time.Duration
 }
 
+// cancelDeadlineDelay is how long a statement whose context ended waits for the server
+// to confirm the cancel before its connection is cut.
+const cancelDeadlineDelay = time.Second
+
+// cancelOnServer makes a statement whose context ends (the statement timeout, a caller
+// that gave up) cancel on the server too, with a cancel request, instead of pgx's
+// default of only cutting the connection: a statement blocked in the server (on a lock,
+// say) would otherwise run on after we answered 503 and could still commit — a verdict
+// the person was told failed. When the server cannot be reached the connection is cut
+// after cancelDeadlineDelay.
+func cancelOnServer(_ context.Context, cfg *pgx.ConnConfig) error {
+	cfg.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: cancelDeadlineDelay}
+	}
+	return nil
+}
+
 // pgDialector is the Postgres dialector with one change: every error GORM records is
 // passed through Translate, which marks "the database cannot be reached" errors as
 // errs.ErrUnavailable — in one place, whatever the statement, transaction or scan that
@@ -48,13 +67,10 @@ func (pgDialector) Translate(err error) error {
 	return err
 }
 
-// translateRowErrors makes GORM's row callback — Raw(…).Scan, Select(…).Scan, Row and
-// Rows — translate errors like every other statement does. GORM sets the query's error
-// there directly instead of through AddError, so the dialector's Translate never sees
-// it, and a statement on a connection a restart killed (57P01) or on a stopped
-// database answered 500 instead of 503.
-func translateRowErrors(db *gorm.DB) error {
-	return db.Callback().Row().After("gorm:row").Register("gatehouse:translate_row_error", func(tx *gorm.DB) {
+// markUnavailableRows covers the one path where GORM sets an error without AddError
+// (and so without Translate): the row-query callback behind Raw(…).Scan and Rows.
+func markUnavailableRows(db *gorm.DB) error {
+	return db.Callback().Row().After("gorm:row").Register("gatehouse:unavailable", func(tx *gorm.DB) {
 		if isUnavailable(tx.Error) {
 			tx.Error = errs.Unavailable(tx.Error)
 		}
@@ -79,7 +95,9 @@ func unavailable(err error) error {
 //   - a failed connection attempt (refused, reset, DNS, TLS) of any kind;
 //   - the connection dropping mid-statement (EOF, reset, broken pipe, a closed conn);
 //   - a deadline: the statement timeout (DefaultTimeout) or the caller's own ran out
-//     while waiting for a connection or an answer.
+//     while waiting for a connection or an answer — including 57014 query_canceled,
+//     which is how the server reports the cancel request cancelOnServer sends then
+//     (or a statement_timeout an operator set: the database was too slow either way).
 //
 // A cancelled context (the client hung up) is not unavailability.
 func isUnavailable(err error) bool {
@@ -95,7 +113,7 @@ func isUnavailable(err error) bool {
 		switch {
 		case strings.HasPrefix(pgErr.Code, "08"),
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03",
-			pgErr.Code == "53300":
+			pgErr.Code == "53300", pgErr.Code == "57014":
 			return true
 		}
 		return false // the server answered: the statement itself failed

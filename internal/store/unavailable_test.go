@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -9,17 +10,16 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// TestUnavailableOnEveryStatementKind: while the database is stopped — and on the
-// pooled connections a restart killed (57P01) — every kind of statement reports
-// errs.ErrUnavailable (the handlers' 503), including the Raw/Select…Scan statements
-// that GORM runs through its row callback, which skips the dialector's error
-// translation (TestChaos found these answering 500 during a Postgres restart).
-func TestUnavailableOnEveryStatementKind(t *testing.T) {
-	testserver.PostgresDB(t)
+// openOnCluster opens a migrated store on a fresh database of a private cluster, with
+// a short statement timeout, and inserts one session with one pending prompt.
+func openOnCluster(t *testing.T, timeout time.Duration) (*testserver.Cluster, string, *store.Store, *models.Elicitation) {
+	t.Helper()
 	cl := testserver.StartCluster(t)
-	st, err := store.OpenWith(cl.CreateDB(t), store.Options{Timeout: 5 * time.Second})
+	url := cl.CreateDB(t)
+	st, err := store.OpenWith(url, store.Options{Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,35 +28,120 @@ func TestUnavailableOnEveryStatementKind(t *testing.T) {
 	if err := st.Migrate(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	statements := map[string]func() error{
-		"Take (query callback)": func() error { _, err := st.GetElicitation(ctx, "elicit_none"); return err },
-		"Select…Scan (row callback)": func() error {
-			_, err := st.GrantLevel(ctx, "conv_none", "someone")
-			return err
-		},
-		"Raw…Scan (row callback)": func() error {
-			_, err := st.DecideElicitation(ctx, "elicit_none", "conv_none", store.Decision{Status: "resolved", Action: "accept", By: "x", Via: "api", At: time.Now()})
-			return err
-		},
+	now := time.Now().UTC()
+	agent := &models.Agent{ID: "agent_1", Name: "a", Config: []byte("{}"), CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
+	if err := st.CreateAgent(ctx, agent); err != nil {
+		t.Fatal(err)
 	}
-	check := func(when string) {
-		t.Helper()
-		for name, run := range statements {
-			if err := run(); !errors.Is(err, errs.ErrUnavailable) {
-				t.Errorf("%s, %s: err = %v, want errs.ErrUnavailable", when, name, err)
-			}
-		}
+	sess := &models.Session{ID: "sess_1", AgentID: agent.ID, Kind: models.KindDefault, RootID: "sess_1",
+		Path: "/sess_1/", CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
+	if err := st.CreateSession(ctx, sess, nil); err != nil {
+		t.Fatal(err)
 	}
-	// Warm the pool, then restart: the pool now holds connections the restart killed.
-	for _, run := range statements {
-		_ = run()
+	e := &models.Elicitation{ID: "elicit_1", SessionID: sess.ID, Origin: "claude", Params: []byte("{}"),
+		Status: models.StatusPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := st.InsertElicitation(ctx, e); err != nil {
+		t.Fatal(err)
 	}
-	cl.Restart(t)
-	for name, run := range statements {
-		if err := run(); err != nil && !errors.Is(err, errs.ErrUnavailable) && !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("after a restart, %s: err = %v, want none, not found or errs.ErrUnavailable", name, err)
-		}
-	}
+	return cl, url, st, e
+}
+
+// TestStoreUnavailableWhileDown: with the database stopped, every kind of store call
+// (read, conditional update, transaction, ping) fails fast with errs.ErrUnavailable
+// rather than a bare driver error; once it is back, the same Store (its pool) works
+// again and the row is as it was.
+func TestStoreUnavailableWhileDown(t *testing.T) {
+	cl, _, st, e := openOnCluster(t, 2*time.Second)
+	ctx := context.Background()
 	cl.Stop(t)
-	check("database stopped")
+
+	calls := map[string]func() error{
+		"ping": func() error { return st.Ping(ctx) },
+		"read": func() error { _, err := st.GetElicitation(ctx, e.ID); return err },
+		"decide": func() error {
+			_, err := st.DecideElicitation(ctx, e.ID, e.SessionID, store.Decision{Status: models.StatusResolved,
+				Action: "accept", By: "u", Via: "api", At: time.Now().UTC()})
+			return err
+		},
+		"transaction": func() error {
+			_, err := st.AppendEvents(ctx, []store.LoggedEvent{{SessionID: e.SessionID, Type: "t", Data: []byte("{}")}}, nil)
+			return err
+		},
+	}
+	for name, call := range calls {
+		start := time.Now()
+		err := call()
+		if !errors.Is(err, errs.ErrUnavailable) {
+			t.Errorf("%s while the database is down: %v, want errs.ErrUnavailable", name, err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s while the database is down took %s", name, took)
+		}
+	}
+
+	cl.Start(t)
+	// Connections the restart killed are discarded by the pool; at worst one that
+	// looked idle-but-fine is found dead on first use.
+	var got *models.Elicitation
+	var err error
+	for range 3 {
+		if got, err = st.GetElicitation(ctx, e.ID); !errors.Is(err, errs.ErrUnavailable) {
+			break
+		}
+	}
+	if err != nil || !got.IsPending() {
+		t.Fatalf("after restart: %+v, %v; want the prompt, still pending", got, err)
+	}
+	if err := st.Ping(ctx); err != nil {
+		t.Fatalf("ping after restart: %v", err)
+	}
+}
+
+// TestStoreStatementTimeout: a statement the database does not answer (here: blocked
+// on a row lock another connection holds, as a half-open connection after a failover
+// would block) ends at the statement timeout with errs.ErrUnavailable instead of
+// hanging for as long as the caller is willing to wait — which for a decision is
+// forever (it runs without the caller's cancellation).
+func TestStoreStatementTimeout(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	_, url, st, e := openOnCluster(t, timeout)
+	side, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer side.Close()
+	tx, err := side.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec("SELECT 1 FROM elicitations WHERE id = $1 FOR UPDATE", e.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := st.DecideElicitation(context.Background(), e.ID, e.SessionID, store.Decision{Status: models.StatusResolved,
+			Action: "accept", By: "u", Via: "api", At: time.Now().UTC()})
+		errc <- err
+	}()
+	select {
+	case err = <-errc:
+	case <-time.After(timeout + 10*time.Second):
+		t.Fatalf("blocked decision still waiting after %s (statement timeout %s)", time.Since(start), timeout)
+	}
+	if took := time.Since(start); took < timeout {
+		t.Fatalf("blocked decision returned after %s, before the statement timeout %s", took, timeout)
+	}
+	if !errors.Is(err, errs.ErrUnavailable) {
+		t.Fatalf("blocked decision: %v, want errs.ErrUnavailable", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.GetElicitation(context.Background(), e.ID)
+	if err != nil || !got.IsPending() {
+		t.Fatalf("after the timed-out decision: %+v, %v; want still pending", got, err)
+	}
 }

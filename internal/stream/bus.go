@@ -32,8 +32,10 @@ type Bus interface {
 	Publish(sessions []string, events []Event)
 	// Subscribe registers a subscriber on a session. Cancel must be called when done.
 	Subscribe(session string, buffer int) *Subscription
-	// SubscribeAll registers a subscriber that sees every session's events (the inbox).
-	SubscribeAll(buffer int) *Subscription
+	// SubscribeMany registers one subscriber on several sessions (the inbox follows the
+	// roots of the trees it lists). Its set can be changed later with Retarget, keeping
+	// the same channel.
+	SubscribeMany(sessions []string, buffer int) *Subscription
 	// Decided announces that elicitation id has left pending (on any replica).
 	Decided(id string)
 	// OnDecided registers the callback run for every Decided note. Set once at wiring.
@@ -43,6 +45,14 @@ type Bus interface {
 	// Resume returns a session's logged events after seq, oldest first. ok is false
 	// when events after seq are no longer retained (the caller must resynchronise).
 	Resume(ctx context.Context, session string, after int64) (events []Event, ok bool, err error)
+	// GrantChanged announces, after the change is committed, that user's grant on the
+	// tree rooted at root was created, changed or removed — on every replica, so open
+	// streams of that person on that tree re-check their access at once.
+	GrantChanged(root, user string)
+	// OnGrantChanged registers the callback run for every GrantChanged note (from any
+	// replica). Set once at wiring. Empty root and user mean "any grant may have
+	// changed" (after a lost connection): every stream should re-check.
+	OnGrantChanged(func(root, user string))
 	// Head returns the sequence number of a session's latest logged event (0: none, or
 	// no log). A new live-tail subscriber skips events up to it: on a bus that delivers
 	// through the database, events published just before it subscribed may still be
@@ -59,60 +69,90 @@ type Delivery struct {
 // Subscription is one live subscriber. C is closed when the subscriber is dropped
 // (too slow) or cancelled.
 type Subscription struct {
-	C       <-chan Delivery
-	c       chan Delivery
-	session string // "" for all-sessions subscribers
-	cancel  func()
-	once    sync.Once
+	C <-chan Delivery
+	c chan Delivery
+	// sessions are the keys the subscription is registered under (guarded by the
+	// bus's lock); closed is set once C is closed.
+	sessions []string
+	closed   bool
+	cancel   func()
+	retarget func([]string)
+	once     sync.Once
 }
 
 // Cancel unregisters the subscription. Safe to call more than once.
 func (s *Subscription) Cancel() { s.once.Do(s.cancel) }
 
-// Local is the in-process Bus.
+// Retarget moves the subscription to another set of sessions, keeping its channel: an
+// event published on a session of both the old and the new set is not missed while the
+// set changes. A dropped or cancelled subscription stays closed.
+func (s *Subscription) Retarget(sessions []string) { s.retarget(sessions) }
+
+// Local is the in-process Bus. Subscribers are indexed by session, so publishing costs
+// the subscribers of the sessions published on, not every subscriber of the process.
 type Local struct {
 	mu        sync.Mutex
 	subs      map[string]map[*Subscription]struct{}
-	all       map[*Subscription]struct{}
 	onDecided func(string)
+	onGrant   func(root, user string)
 }
 
 // NewLocal returns an empty in-process bus.
 func NewLocal() *Local {
-	return &Local{subs: map[string]map[*Subscription]struct{}{}, all: map[*Subscription]struct{}{}}
+	return &Local{subs: map[string]map[*Subscription]struct{}{}}
 }
 
 // Subscribe implements Bus.
 func (b *Local) Subscribe(session string, buffer int) *Subscription {
-	s := b.newSub(session, buffer)
-	b.mu.Lock()
-	set := b.subs[session]
-	if set == nil {
-		set = map[*Subscription]struct{}{}
-		b.subs[session] = set
-	}
-	set[s] = struct{}{}
-	b.mu.Unlock()
-	return s
+	return b.SubscribeMany([]string{session}, buffer)
 }
 
-// SubscribeAll implements Bus.
-func (b *Local) SubscribeAll(buffer int) *Subscription {
-	s := b.newSub("", buffer)
-	b.mu.Lock()
-	b.all[s] = struct{}{}
-	b.mu.Unlock()
-	return s
-}
-
-func (b *Local) newSub(session string, buffer int) *Subscription {
+// SubscribeMany implements Bus.
+func (b *Local) SubscribeMany(sessions []string, buffer int) *Subscription {
 	if buffer < 1 {
 		buffer = 64
 	}
 	c := make(chan Delivery, buffer)
-	s := &Subscription{C: c, c: c, session: session}
+	s := &Subscription{C: c, c: c}
 	s.cancel = func() { b.remove(s) }
+	s.retarget = func(sessions []string) { b.retarget(s, sessions) }
+	b.mu.Lock()
+	b.addLocked(s, sessions)
+	b.mu.Unlock()
 	return s
+}
+
+func (b *Local) addLocked(s *Subscription, sessions []string) {
+	s.sessions = dedupe(sessions)
+	for _, sid := range s.sessions {
+		set := b.subs[sid]
+		if set == nil {
+			set = map[*Subscription]struct{}{}
+			b.subs[sid] = set
+		}
+		set[s] = struct{}{}
+	}
+}
+
+func (b *Local) unindexLocked(s *Subscription) {
+	for _, sid := range s.sessions {
+		set := b.subs[sid]
+		delete(set, s)
+		if len(set) == 0 {
+			delete(b.subs, sid)
+		}
+	}
+	s.sessions = nil
+}
+
+func (b *Local) retarget(s *Subscription, sessions []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.closed {
+		return
+	}
+	b.unindexLocked(s)
+	b.addLocked(s, sessions)
 }
 
 // remove unregisters s and closes its channel exactly once (under the lock, so no
@@ -124,21 +164,11 @@ func (b *Local) remove(s *Subscription) {
 }
 
 func (b *Local) removeLocked(s *Subscription) {
-	if s.session == "" {
-		if _, ok := b.all[s]; !ok {
-			return
-		}
-		delete(b.all, s)
-	} else {
-		set := b.subs[s.session]
-		if _, ok := set[s]; !ok {
-			return
-		}
-		delete(set, s)
-		if len(set) == 0 {
-			delete(b.subs, s.session)
-		}
+	if s.closed {
+		return
 	}
+	b.unindexLocked(s)
+	s.closed = true
 	close(s.c)
 }
 
@@ -152,10 +182,19 @@ func (b *Local) Publish(sessions []string, events []Event) {
 		for s := range b.subs[sid] {
 			b.offer(s, d)
 		}
-		for s := range b.all {
-			b.offer(s, d)
+	}
+}
+
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
 		}
 	}
+	return out
 }
 
 func (b *Local) offer(s *Subscription, d Delivery) {
@@ -183,6 +222,23 @@ func (b *Local) OnDecided(f func(string)) {
 	b.mu.Unlock()
 }
 
+// GrantChanged implements Bus: in one process the note goes straight to the callback.
+func (b *Local) GrantChanged(root, user string) {
+	b.mu.Lock()
+	f := b.onGrant
+	b.mu.Unlock()
+	if f != nil {
+		f(root, user)
+	}
+}
+
+// OnGrantChanged implements Bus.
+func (b *Local) OnGrantChanged(f func(root, user string)) {
+	b.mu.Lock()
+	b.onGrant = f
+	b.mu.Unlock()
+}
+
 // Resume implements Bus: the plain in-process bus keeps no log.
 func (b *Local) Resume(context.Context, string, int64) ([]Event, bool, error) {
 	return nil, false, nil
@@ -195,9 +251,6 @@ func (b *Local) Head(context.Context, string) (int64, error) { return 0, nil }
 func (b *Local) DropAll() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for s := range b.all {
-		b.removeLocked(s)
-	}
 	for _, set := range b.subs {
 		for s := range set {
 			b.removeLocked(s)
@@ -209,9 +262,11 @@ func (b *Local) DropAll() {
 func (b *Local) Count() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := len(b.all)
+	seen := map[*Subscription]struct{}{}
 	for _, set := range b.subs {
-		n += len(set)
+		for s := range set {
+			seen[s] = struct{}{}
+		}
 	}
-	return n
+	return len(seen)
 }

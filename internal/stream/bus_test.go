@@ -47,12 +47,13 @@ func TestSlowSubscriberIsDroppedWithoutBlocking(t *testing.T) {
 	}
 }
 
-// Events go only to the sessions they are published on; SubscribeAll sees all.
+// Events go only to the sessions they are published on; a SubscribeMany subscriber
+// sees those of each of its sessions.
 func TestPublishRoutesPerSession(t *testing.T) {
 	b := NewLocal()
 	a := b.Subscribe("a", 10)
 	c := b.Subscribe("c", 10)
-	all := b.SubscribeAll(10)
+	all := b.SubscribeMany([]string{"a", "b"}, 10)
 	b.Publish([]string{"a", "b"}, []Event{ev("for-a"), ev("for-b")})
 
 	if d := <-a.C; d.Event.Type != "for-a" || d.Session != "a" {

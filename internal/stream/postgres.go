@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 const (
 	pgEventsChannel  = "gatehouse_events"
 	pgDecidedChannel = store.DecidedChannel
+	pgGrantsChannel  = "gatehouse_grants"
 )
 
 // Postgres is the many-replica bus. Publishing appends events to the log and sends a
@@ -39,6 +41,7 @@ type Postgres struct {
 
 	mu        sync.Mutex
 	onDecided func(string)
+	onGrant   func(root, user string)
 	ready     chan struct{}
 	readyOnce sync.Once
 	// listening is true while a LISTEN connection is in place (see Listening).
@@ -67,8 +70,10 @@ func (p *Postgres) Subscribe(session string, buffer int) *Subscription {
 	return p.local.Subscribe(session, buffer)
 }
 
-// SubscribeAll implements Bus.
-func (p *Postgres) SubscribeAll(buffer int) *Subscription { return p.local.SubscribeAll(buffer) }
+// SubscribeMany implements Bus.
+func (p *Postgres) SubscribeMany(sessions []string, buffer int) *Subscription {
+	return p.local.SubscribeMany(sessions, buffer)
+}
 
 // Count reports local subscribers.
 func (p *Postgres) Count() int { return p.local.Count() }
@@ -112,6 +117,42 @@ func (p *Postgres) Publish(sessions []string, events []Event) {
 // (store.DecideElicitation), so there is nothing more to send here.
 func (p *Postgres) Decided(id string) {
 	p.wake(id)
+}
+
+// grantNote is the payload of a grant-changed NOTIFY (JSON: user names may hold any
+// character but NUL).
+type grantNote struct {
+	Root string `json:"root"`
+	User string `json:"user"`
+}
+
+// GrantChanged implements Bus: a NOTIFY every replica hears, this one included (its
+// own streams are told through the listener like everyone else's). If the NOTIFY
+// cannot be sent, this replica's streams are still told directly.
+func (p *Postgres) GrantChanged(root, user string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	payload, _ := json.Marshal(grantNote{Root: root, User: user})
+	if err := p.st.Notify(ctx, pgGrantsChannel, string(payload)); err != nil {
+		p.log.Error("notify grant change", "err", err)
+		p.grantChanged(root, user)
+	}
+}
+
+// OnGrantChanged implements Bus.
+func (p *Postgres) OnGrantChanged(f func(root, user string)) {
+	p.mu.Lock()
+	p.onGrant = f
+	p.mu.Unlock()
+}
+
+func (p *Postgres) grantChanged(root, user string) {
+	p.mu.Lock()
+	f := p.onGrant
+	p.mu.Unlock()
+	if f != nil {
+		f(root, user)
+	}
 }
 
 // Resume implements Bus.
@@ -162,7 +203,7 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 	cctx, cancel := context.WithTimeout(ctx, listenConnectTimeout)
 	conn, err := pgx.Connect(cctx, p.dsn)
 	if err == nil {
-		for _, ch := range []string{pgEventsChannel, pgDecidedChannel} {
+		for _, ch := range []string{pgEventsChannel, pgDecidedChannel, pgGrantsChannel} {
 			if _, err = conn.Exec(cctx, "LISTEN "+ch); err != nil {
 				break
 			}
@@ -181,6 +222,7 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 		// Notifications sent while we were away are lost: make everyone re-read.
 		p.log.Info("stream listener reconnected; waiters re-read, streams resume from the log")
 		p.wake("")
+		p.grantChanged("", "")
 		p.local.DropAll()
 	}
 	p.readyOnce.Do(func() { close(p.ready) })
@@ -205,6 +247,12 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 		switch n.Channel {
 		case pgDecidedChannel:
 			p.wake(n.Payload)
+		case pgGrantsChannel:
+			var g grantNote
+			if err := json.Unmarshal([]byte(n.Payload), &g); err != nil || g.Root == "" {
+				g = grantNote{} // unreadable: treat as "anything may have changed"
+			}
+			p.grantChanged(g.Root, g.User)
 		case pgEventsChannel:
 			if err := p.deliver(ctx, n.Payload); err != nil {
 				return true, fmt.Errorf("deliver events: %w", err)

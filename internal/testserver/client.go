@@ -159,6 +159,17 @@ type Stream struct {
 // frame, which must be the heartbeat unless query asks for a replay.
 func (c *Client) OpenStream(t testing.TB, path string) *Stream {
 	t.Helper()
+	s, refused := c.TryOpenStream(t, path)
+	if refused != nil {
+		t.Fatalf("open stream %s: %d %s", path, refused.Status, refused.Body)
+	}
+	return s
+}
+
+// TryOpenStream is OpenStream for a stream the server may refuse: it returns either the
+// open stream or the refusal (any status but 200, body read whole).
+func (c *Client) TryOpenStream(t testing.TB, path string) (*Stream, *Response) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
 	if c.User != "" {
@@ -173,7 +184,7 @@ func (c *Client) OpenStream(t testing.TB, path string) *Stream {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		cancel()
-		t.Fatalf("open stream %s: %d %s", path, resp.StatusCode, b)
+		return nil, &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 	}
 	s := &Stream{frames: make(chan Frame, 1024), cancel: cancel, Header: resp.Header}
 	go func() {
@@ -203,7 +214,7 @@ func (c *Client) OpenStream(t testing.TB, path string) *Stream {
 		}
 	}()
 	t.Cleanup(s.Close)
-	return s
+	return s, nil
 }
 
 // Close ends the subscription.
@@ -240,6 +251,23 @@ func (s *Stream) WaitFor(t testing.TB, event string, within time.Duration) Frame
 			}
 		case <-deadline:
 			t.Fatalf("no %s frame within %s", event, within)
+		}
+	}
+}
+
+// WaitClosed waits until the server ends the stream (frames sent before the end are
+// skipped), failing the test after the deadline.
+func (s *Stream) WaitClosed(t testing.TB, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case _, ok := <-s.frames:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("stream still open after %s", within)
 		}
 	}
 }

@@ -103,6 +103,9 @@ type RunnerInputRequired struct {
 	RequestState string
 	// Requests maps the runner's key to the elicitation params it wants shown.
 	Requests map[string]map[string]any
+	// Schemas maps the runner's key to its requestedSchema as sent (key order intact,
+	// for showing the form's fields in the server's order).
+	Schemas map[string]json.RawMessage
 }
 
 // Keys returns the request keys in a stable order.
@@ -192,12 +195,22 @@ func parseInputRequired(raw json.RawMessage) RunnerToolAnswer {
 	if err := json.Unmarshal(raw, &ir); err != nil || len(ir.InputRequests) == 0 {
 		return RunnerToolAnswer{Err: Errorf(CodeApplication, "the runner asked for input without any input requests")}
 	}
-	out := &RunnerInputRequired{RequestState: ir.RequestState, Requests: make(map[string]map[string]any, len(ir.InputRequests))}
+	var schemas struct {
+		InputRequests map[string]struct {
+			Params struct {
+				RequestedSchema json.RawMessage `json:"requestedSchema"`
+			} `json:"params"`
+		} `json:"inputRequests"`
+	}
+	_ = json.Unmarshal(raw, &schemas)
+	out := &RunnerInputRequired{RequestState: ir.RequestState, Requests: make(map[string]map[string]any, len(ir.InputRequests)),
+		Schemas: make(map[string]json.RawMessage, len(ir.InputRequests))}
 	for k, r := range ir.InputRequests {
 		if r.Params == nil {
 			r.Params = map[string]any{}
 		}
 		out.Requests[k] = r.Params
+		out.Schemas[k] = schemas.InputRequests[k].Params.RequestedSchema
 	}
 	return RunnerToolAnswer{InputRequired: out}
 }

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -23,12 +22,6 @@ func errorf(format string, a ...any) *Error { return &Error{Msg: fmt.Sprintf(for
 func serverAnswered(err error) (*jsonrpc.Error, bool) {
 	var we *jsonrpc.Error
 	return we, errors.As(err, &we)
-}
-
-// timedOut reports whether ctx ended by its own deadline rather than by a caller
-// cancelling its parent.
-func timedOut(ctx context.Context) bool {
-	return errors.Is(context.Cause(ctx), context.DeadlineExceeded)
 }
 
 // humanDuration prints a timeout as a person writes it: 60s, 90s, 5m, 1h.
