@@ -95,12 +95,15 @@ func (s *Server) csrfToken(c echo.Context) string {
 }
 
 // checkCSRF refuses a form post whose token is missing or does not match the one in
-// this browser's cookie for this user. It runs before anything is decided.
+// this browser's cookie for this user. It runs before anything is decided. The token is
+// read from the form body only — every Gatehouse form, htmx ones included, posts it as a
+// hidden field — never from the query string, where it would leak into logs, history
+// and Referer headers, and where a link could carry it.
 func (s *Server) checkCSRF(c echo.Context) error {
 	b := s.browserOf(c)
 	want, _ := b.sess.Values[keyCSRF].(string)
 	owner, _ := b.sess.Values[keyCSRFUser].(string)
-	got := c.FormValue(csrfField)
+	got := c.Request().PostFormValue(csrfField)
 	if want == "" || got == "" || owner != userOf(c) || !hmac.Equal([]byte(got), []byte(want)) {
 		s.log.Warn("csrf check failed", "request_id", requestID(c), "path", c.Request().URL.Path,
 			"has_cookie_token", want != "", "has_form_token", got != "")

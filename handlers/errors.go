@@ -71,6 +71,8 @@ func codeFor(status int) string {
 		return "method_not_allowed"
 	case http.StatusConflict:
 		return "conflict"
+	case http.StatusRequestTimeout:
+		return "request_timeout"
 	case http.StatusRequestEntityTooLarge:
 		return "payload_too_large"
 	case http.StatusUnsupportedMediaType:

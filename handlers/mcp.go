@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -109,13 +108,7 @@ func (m *mcpResponse) begin() {
 		return
 	}
 	m.streaming = true
-	w := m.c.Response()
-	w.Header().Set(echo.HeaderContentType, "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	// A held call may wait for hours: no server write deadline for this response.
-	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
-	w.WriteHeader(http.StatusOK)
+	beginEventStream(m.c)
 }
 
 // Send writes one JSON-RPC message as an SSE "message" event.

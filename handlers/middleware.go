@@ -2,11 +2,14 @@ package handlers
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
 )
 
@@ -58,14 +61,11 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		hv, present := "", false
-		if vals, ok := r.Header[http.CanonicalHeaderKey(s.ident.Header)]; ok && s.ident.Header != "" {
-			present = true
-			if len(vals) > 0 {
-				hv = vals[0]
-			}
+		var vals []string
+		if s.ident.Header != "" {
+			vals = r.Header.Values(s.ident.Header)
 		}
-		user, err := s.ident.Identify(r.RemoteAddr, hv, present)
+		user, err := s.ident.Identify(r.RemoteAddr, vals)
 		if err != nil {
 			return err
 		}
@@ -78,4 +78,24 @@ func (s *Server) identify(next echo.HandlerFunc) echo.HandlerFunc {
 func userOf(c echo.Context) string {
 	u, _ := c.Get(ctxUser).(string)
 	return u
+}
+
+// checkHost refuses, before anything else runs, a request whose Host header is not a
+// name this server is known by (auth.HostGuard: DNS rebinding with --auth none). It
+// answers 403 with the error envelope on the API and a plain error page in a browser.
+// /healthz stays open to probes, which may use any name and learn nothing from it.
+func (s *Server) checkHost(g *auth.HostGuard) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+			if r.URL.Path == "/healthz" || g.Allowed(r.Host, local) {
+				return next(c)
+			}
+			s.log.Warn("refused request for a foreign host name (DNS rebinding?)", "request_id", requestID(c),
+				"host", truncateRunes(r.Host, 100), "path", r.URL.Path)
+			return errs.Forbidden("Gatehouse does not answer to the host name %q. Open it at its listen address, "+
+				"or set --public-url to the address you use.", truncateRunes(r.Host, 100))
+		}
+	}
 }

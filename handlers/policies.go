@@ -101,7 +101,7 @@ func (s *Server) prepareEvaluate(c echo.Context) (map[string]any, *elicit.Waiter
 		return nil, nil, err
 	}
 	ev := policyEvent(sess, userOf(c), phase, in.Event.Target, data, evCtx)
-	res := s.policies.Evaluate(ev)
+	res := s.policies.EvaluateContext(ctx, ev)
 	switch res.Action {
 	case policy.Deny:
 		return policyAnswer(policyResultDeny, res.Reason), nil, nil

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	gsessions "github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
@@ -34,8 +35,8 @@ type Deps struct {
 	MaxBodyBytes int64
 	// ElicitationMode is "url" or "form" (§6.6).
 	ElicitationMode string
-	// Runner executes MCP tools; nil when --runner-url is empty. Verdicts on prompts it
-	// owns are forwarded to it.
+	// Runner receives interrupts for the session's runner; nil when --runner-url is
+	// empty. (Verdicts on prompts it owns are forwarded by internal/app's wiring.)
 	Runner Runner
 	// MCP is the MCP proxy (§6.5).
 	MCP *mcpproxy.Proxy
@@ -52,6 +53,11 @@ type Deps struct {
 	// Streams caps open streams per person and ends them when grants change; nil: a
 	// guard with the default cap (whose grant notes nobody delivers).
 	Streams *stream.Guard
+	// BodyReadTimeout bounds how long a request body may take to arrive (0: unbounded).
+	BodyReadTimeout time.Duration
+	// Hosts, when set (--auth none), refuses requests whose Host header is not one of
+	// the server's own names (DNS rebinding).
+	Hosts *auth.HostGuard
 }
 
 // Server holds the handlers' dependencies.
@@ -88,15 +94,18 @@ func New(d Deps) *echo.Echo {
 	if s.policies == nil {
 		s.policies = policy.New()
 	}
-	if s.runner != nil && s.elicit != nil {
-		s.elicit.OnResolved(s.forwardVerdictToRunner)
-	}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.errorHandler
 	e.Use(requestIDs, s.accessLog, middleware.Recover())
+	if d.Hosts != nil {
+		e.Use(s.checkHost(d.Hosts))
+	}
 	e.Use(middleware.BodyLimit(strconv.FormatInt(d.MaxBodyBytes, 10) + "B"))
+	if d.BodyReadTimeout > 0 {
+		e.Use(s.readBodyWithin(d.BodyReadTimeout))
+	}
 
 	e.GET("/healthz", s.healthz)
 	if d.Metrics != nil {

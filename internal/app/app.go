@@ -78,7 +78,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	if cfg.PolicyFile != "" {
 		log.Info("policies loaded", "file", cfg.PolicyFile, "count", policies.Len())
 	}
-	var run handlers.Runner
+	var runnerEvents *runner.Events
 	var mcpRunner mcpproxy.Runner
 	if cfg.RunnerURL != "" {
 		rc, err := runner.New(cfg.RunnerURL, nil)
@@ -86,7 +86,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 			st.Close()
 			return nil, err
 		}
-		run, mcpRunner = rc, rc
+		mcpRunner, runnerEvents = rc, runner.NewEvents(rc, log)
 	}
 	var bus interface {
 		stream.Bus
@@ -121,6 +121,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		OpenStreams: guard.Open, InboxLoads: box.Loads})
 	core.OnOpened(m.Opened)
 	core.OnResolved(m.Decided)
+	var run handlers.Runner
+	if runnerEvents != nil {
+		core.OnResolved(runnerEvents.ForwardVerdict)
+		run = runnerEvents
+	}
 	servers, err := upstream.LoadFile(cfg.MCPServers)
 	if err != nil {
 		stopBus()
@@ -155,6 +160,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Inbox:           box,
 		SessionSecret:   secret,
 		Streams:         guard,
+		Hosts:           hostGuard(cfg),
+		BodyReadTimeout: cfg.BodyReadTimeout,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }
@@ -218,6 +225,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       120 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
+	if auth.Mode(a.Config.Auth) == auth.ModeNone && !auth.LoopbackListener(ln.Addr()) {
+		a.Log.Warn("--auth none on a non-loopback address: everyone who can reach "+ln.Addr().String()+
+			" acts as the single user and can approve anything; listen on 127.0.0.1 or use --auth header behind a proxy",
+			"addr", ln.Addr().String())
+	}
 	go a.sweep(ctx)
 	go a.Elicit.RunLeases(ctx)
 	errc := make(chan error, 1)
@@ -238,6 +250,16 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// hostGuard is the DNS-rebinding guard for --auth none, where no identity check stands
+// between a web page the user visits and the API; nil otherwise (a proxy in front of
+// --auth header decides which names reach Gatehouse).
+func hostGuard(cfg *config.Config) *auth.HostGuard {
+	if auth.Mode(cfg.Auth) != auth.ModeNone {
+		return nil
+	}
+	return auth.NewHostGuard(cfg.Addr, cfg.PublicURL)
 }
 
 // sweep expires rows whose deadline passed while nobody waited (e.g. across restarts,

@@ -115,15 +115,26 @@ func (i *Identifier) Trusted(remoteAddr string) bool {
 	return false
 }
 
-// Identify returns the caller's identity. The header is honoured only from a trusted
-// peer: an untrusted peer that sends it is refused outright rather than silently
-// ignored, so a misconfigured proxy is noticed.
-func (i *Identifier) Identify(remoteAddr string, headerValue string, headerPresent bool) (string, error) {
+// Identify returns the caller's identity from every value of the identity header
+// (nil when absent). The header is honoured only from a trusted peer: an untrusted peer
+// that sends it is refused outright rather than silently ignored, so a misconfigured
+// proxy is noticed. More than one value — two header lines, or a comma list, which is
+// the same thing to HTTP — is refused too: it means a proxy appended its identity to one
+// the client sent instead of replacing it, and picking either would let the client
+// choose who it is.
+func (i *Identifier) Identify(remoteAddr string, values []string) (string, error) {
 	if i.Mode != ModeHeader {
 		return LocalUser, nil
 	}
-	if headerPresent && !i.Trusted(remoteAddr) {
+	if values != nil && !i.Trusted(remoteAddr) {
 		return "", errs.Unauthorized("identity header from an untrusted peer")
+	}
+	if len(values) > 1 || (len(values) == 1 && strings.Contains(values[0], ",")) {
+		return "", errs.Unauthorized("the identity header %s must appear once with one identity", i.Header)
+	}
+	headerValue := ""
+	if len(values) == 1 {
+		headerValue = values[0]
 	}
 	user := strings.ToLower(strings.TrimSpace(headerValue))
 	if user == "" {

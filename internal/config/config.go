@@ -43,6 +43,9 @@ type Config struct {
 	// MaxStreamsPerUser caps the live streams (API and page) one person holds open on
 	// one replica; the next gets 429 until one closes.
 	MaxStreamsPerUser int
+	// BodyReadTimeout bounds how long a request body may take to arrive, so a client
+	// that trickles its body (slowloris) cannot hold a connection and a goroutine.
+	BodyReadTimeout time.Duration
 }
 
 type setting struct {
@@ -70,6 +73,7 @@ var settings = []setting{
 	{"log-format", "GATEHOUSE_LOG_FORMAT", "text", "text or json"},
 	{"max-body-bytes", "GATEHOUSE_MAX_BODY_BYTES", "1048576", "largest request body accepted"},
 	{"max-streams-per-user", "GATEHOUSE_MAX_STREAMS_PER_USER", "32", "live streams (API and pages) one person may hold open on this replica"},
+	{"body-read-timeout", "GATEHOUSE_BODY_READ_TIMEOUT", "30s", "longest a request body may take to arrive"},
 }
 
 // Load parses args (without the program and subcommand names) over the environment.
@@ -107,7 +111,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		key string
 		dst *time.Duration
 	}{{"elicitation-timeout", &c.ElicitationTimeout}, {"mcp-input-timeout", &c.MCPInputTimeout}, {"disconnect-grace", &c.DisconnectGrace}, {"event-retention", &c.EventRetention},
-		{"mcp-approval-ttl", &c.MCPApprovalTTL}, {"mcp-retry-wait", &c.MCPRetryWait}} {
+		{"mcp-approval-ttl", &c.MCPApprovalTTL}, {"mcp-retry-wait", &c.MCPRetryWait}, {"body-read-timeout", &c.BodyReadTimeout}} {
 		if *d.dst, err = time.ParseDuration(get(d.key)); err != nil || *d.dst <= 0 {
 			return nil, fmt.Errorf("--%s: want a positive duration like 30s or 24h, got %q", d.key, get(d.key))
 		}

@@ -352,8 +352,10 @@ func (s *Service) Consume(ctx context.Context, sid, eid string) (bool, error) {
 }
 
 // sameRequest reports whether a re-attaching prompt asks what the stored row asked: the
-// same origin and, where the params name them, the same tool and tool input. A verdict
-// is an answer to one request; a client-chosen id must not carry it over to another.
+// same origin and, where the params name them, the same tool and tool input — or, for
+// an MCP server's question relayed by Claude's Elicitation hook, the same server,
+// message and form. A verdict is an answer to one request; a client-chosen id must not
+// carry it over to another (content typed for one form must not fill another).
 func sameRequest(row *models.Elicitation, p Prompt) bool {
 	if row.Origin != p.Origin {
 		return false
@@ -362,7 +364,11 @@ func sameRequest(row *models.Elicitation, p Prompt) bool {
 	if err := json.Unmarshal(row.Params, &stored); err != nil {
 		return false
 	}
-	for _, key := range []string{"tool_name", "tool_input"} {
+	keys := []string{"tool_name", "tool_input"}
+	if p.Origin == models.OriginClaudeElicit {
+		keys = append(keys, "server_name", "message", "requestedSchema")
+	}
+	for _, key := range keys {
 		a, inStored := stored[key]
 		b, inNew := p.Params[key]
 		if inStored != inNew {

@@ -72,7 +72,7 @@ func (p *Proxy) callTool(ctx context.Context, req Request, c mcp.Client, params 
 	sess := req.Session
 	ev := policy.NewEvent(policy.SessionInfo{ID: sess.ID, Depth: sess.Depth, RootID: sess.RootID},
 		req.User, policy.PhaseToolCall, call.Name, data, nil)
-	res := p.policies.Evaluate(ev)
+	res := p.policies.EvaluateContext(ctx, ev)
 	if res.Action == policy.Deny {
 		return nil, mcp.Errorf(mcp.CodeApplication, "Denied by policy: %s", res.Reason), nil
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -176,13 +177,13 @@ func parseEntry(env *cel.Env, item *yaml.Node, errAt errAtFunc) (*policy, error)
 		return nil, inPolicy(keyLines["on"], "%s", err.Error())
 	}
 
-	var prg cel.Program
+	var cond *condition
 	if n := fields["when"]; n != nil {
 		if n.Kind != yaml.ScalarNode {
 			return nil, inPolicy(n.Line, "when must be a CEL expression (a string)")
 		}
 		if strings.TrimSpace(n.Value) != "" && n.Tag != "!!null" {
-			if prg, err = compile(env, n); err != nil {
+			if cond, err = compile(env, n); err != nil {
 				var ce *celError
 				if errors.As(err, &ce) {
 					return nil, inPolicy(ce.line, "when: %s", ce.msg)
@@ -192,11 +193,11 @@ func parseEntry(env *cel.Env, item *yaml.Node, errAt errAtFunc) (*policy, error)
 		}
 	}
 	d := Decision{Action: action, Reason: reason}
-	return &policy{name: name, triggers: triggers, eval: func(_ Event, vars func() map[string]any) (Decision, error) {
-		if prg == nil {
+	return &policy{name: name, triggers: triggers, eval: func(ctx context.Context, _ Event, vars func() map[string]any) (Decision, error) {
+		if cond == nil {
 			return d, nil
 		}
-		match, err := evalBool(prg, vars())
+		match, err := evalBool(ctx, cond, vars())
 		if err != nil || !match {
 			return Decision{}, err
 		}

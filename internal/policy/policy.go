@@ -9,6 +9,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -131,7 +132,7 @@ type policy struct {
 	triggers []trigger // empty: every phase
 	// eval answers for one event; vars gives the event as CEL variables, built at
 	// most once per evaluation.
-	eval func(ev Event, vars func() map[string]any) (Decision, error)
+	eval func(ctx context.Context, ev Event, vars func() map[string]any) (Decision, error)
 }
 
 func (p *policy) watches(ev Event) bool {
@@ -177,7 +178,7 @@ func (e *Engine) Register(name string, on []string, fn Func) error {
 	if err != nil {
 		return fmt.Errorf("policy %q: %w", name, err)
 	}
-	p := &policy{name: name, triggers: triggers, eval: func(ev Event, _ func() map[string]any) (d Decision, err error) {
+	p := &policy{name: name, triggers: triggers, eval: func(_ context.Context, ev Event, _ func() map[string]any) (d Decision, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("panic: %v", r)
@@ -207,8 +208,15 @@ func (e *Engine) add(ps ...*policy) error {
 	return nil
 }
 
-// Evaluate composes every watching policy's answer to ev, in order.
+// Evaluate is EvaluateContext for callers without a request to follow.
 func (e *Engine) Evaluate(ev Event) Result {
+	return e.EvaluateContext(context.Background(), ev)
+}
+
+// EvaluateContext composes every watching policy's answer to ev, in order. When ctx
+// ends (the caller hung up) a running CEL condition stops within a few iterations and
+// the answer is a DENY saying so, so a departed caller does not keep a CPU busy.
+func (e *Engine) EvaluateContext(ctx context.Context, ev Event) Result {
 	e.mu.RLock()
 	ps := e.policies
 	e.mu.RUnlock()
@@ -225,7 +233,7 @@ func (e *Engine) Evaluate(ev Event) Result {
 		if !p.watches(ev) {
 			continue
 		}
-		d, err := p.eval(ev, vars)
+		d, err := p.eval(ctx, ev, vars)
 		if err != nil {
 			return Result{Action: Deny, Reason: fmt.Sprintf("policy '%s' failed: %v", p.name, err), Policy: p.name}
 		}

@@ -102,8 +102,16 @@ type SessionInput struct {
 	ExternalSessionID string `json:"-"`
 }
 
+// MaxDepth is how deep sub-agent sessions may nest below their root. The bound keeps
+// every tree query and index entry small: a session's materialized path grows by one id
+// per level, and Postgres refuses a b-tree index entry over about 2.7 KB (a depth of
+// ~70), which would otherwise surface as a 500. Real agents nest a handful deep.
+const MaxDepth = 32
+
 // CreateSession creates a top-level session owned by user, or a sub-agent session under
-// a parent the user can read.
+// a parent the user can edit. Read access is not enough: a sub-agent parks prompts that
+// show on every ancestor's stream and inbox, so a read-only viewer of someone else's
+// tree must not be able to add to it.
 func (s *Service) CreateSession(ctx context.Context, user string, in SessionInput) (*models.Session, error) {
 	if strings.TrimSpace(in.AgentID) == "" {
 		return nil, errs.Invalid("agent_id", "is required")
@@ -138,9 +146,12 @@ func (s *Service) CreateSession(ctx context.Context, user string, in SessionInpu
 		sess.Path = "/" + sess.ID + "/"
 		owner = &models.Permission{SessionID: sess.ID, User: user, Level: int(auth.Owner), CreatedAt: now}
 	} else {
-		parent, err := s.Authorize(ctx, user, in.ParentSessionID, auth.Read)
+		parent, err := s.Authorize(ctx, user, in.ParentSessionID, auth.Edit)
 		if err != nil {
 			return nil, err
+		}
+		if parent.Depth+1 > MaxDepth {
+			return nil, errs.Validation("parent_session_id", "sessions nest at most %d levels deep", MaxDepth)
 		}
 		sess.Kind = models.KindSubAgent
 		sess.ParentID = &parent.ID
