@@ -57,6 +57,12 @@ bench: ## measure SPEC §9 (latency, capacity, fan-out, throughput) on SQLite an
 	$(GO) build -o bin/gatehouse-bench ./cmd/gatehouse-bench
 	./bin/gatehouse-bench -gatehouse bin/gatehouse $(BENCH_FLAGS)
 
+CHAOS_DURATION ?= 60s
+
+.PHONY: chaos
+chaos: ## run the chaos test alone for CHAOS_DURATION (default 60s): 3 replicas, SIGKILLs and a Postgres restart under load
+	@source scripts/test-env.sh && GATEHOUSE_CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -race -count=1 -v -timeout 10m -run '^TestChaos$$' ./cmd/gatehouse/
+
 .PHONY: test-browser
 test-browser: ## run the browser tests alone (headless Chromium: apt-get install -y chromium); screenshots go to ./artifacts
 	$(GO) test -count=1 -v ./uitest/
