@@ -46,7 +46,7 @@ func FuzzEvaluateBody(f *testing.F) {
 			assertInvalid(t, err)
 			return
 		}
-		res := engine.Evaluate(policyEvent(sess, "local", phase, in.Event.Target, data, evCtx))
+		res := engine.Evaluate(policy.NewEvent(policy.SessionInfo{ID: sess.ID, RootID: sess.RootID}, "local", phase, in.Event.Target, data, evCtx))
 		switch res.Action {
 		case policy.Allow, policy.Deny, policy.Ask:
 		default:

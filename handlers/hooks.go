@@ -8,31 +8,28 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
-	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// hookPark is an agent hook request ready to park: the session it parks on, the
-// caller's level there, the prompt, and how to answer a verdict in the agent's protocol.
+// hookPark is a request ready to park: the caller's level on the session, the prompt
+// (its ID, when set, re-attaches: Claude's _gatehouse_elicitation_id, Codex's
+// deterministic id), and how to answer in the agent's protocol.
 type hookPark struct {
-	sess  *models.Session
-	level auth.Level
-	// id re-attaches to an existing prompt (Claude's _gatehouse_elicitation_id, Codex's
-	// deterministic id); empty mints a fresh one.
-	id     string
-	origin string
-	params map[string]any
+	level  auth.Level
+	prompt elicit.Prompt
 	// answer turns a human verdict into the body the agent reads.
 	answer func(r elicit.Result) any
-	// immediate, when set, is answered at once without parking (a notification).
+	// noVerdict is the body when the wait ends without a verdict; nil is an empty 200.
+	noVerdict any
+	// immediate, when set, is answered at once without parking.
 	immediate any
 }
 
-// parkHook is the one park-and-answer path every agent hook (Claude Code, Codex) goes
-// through. Each protocol's "no verdict" is an empty 200 — the agent then falls back to
-// its own prompt — and that is what a caller below edit gets at once (a reader may not
-// have a person decide on their behalf), as does a wait that ends in a timeout,
-// abandonment or shutdown. A client that hung up gets nothing: its prompt stays
-// pending for the grace period so a retry can re-attach.
+// parkHook is the one park-and-answer path of every request that waits for a person:
+// agent hooks (Claude Code, Codex) and policy evaluations. A caller who may not park
+// (auth.Level.CanPark) gets the "no verdict" answer at once, as does a wait that ends
+// in a timeout or shutdown; each hook protocol's "no verdict" is an empty 200 — the
+// agent then falls back to its own prompt. A client that hung up gets nothing: its
+// prompt stays pending for the grace period so a retry can re-attach.
 //
 // prepare (authorize, read, decode) and attaching the prompt run on a short-lived
 // goroutine; the request's own goroutine only waits, so its stack stays small while it
@@ -46,11 +43,11 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 	ch := make(chan ready, 1)
 	go func() {
 		h, err := prepare()
-		if err != nil || h.immediate != nil || h.level < auth.Edit {
+		if err != nil || h.immediate != nil || !h.level.CanPark() {
 			ch <- ready{h: h, err: err}
 			return
 		}
-		w, err := s.elicit.Attach(c.Request().Context(), elicit.Prompt{Session: h.sess, ID: h.id, Origin: h.origin, Params: h.params})
+		w, err := s.elicit.Attach(c.Request().Context(), h.prompt)
 		ch <- ready{h: h, w: w, err: err}
 	}()
 	r := <-ch
@@ -61,7 +58,7 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 		return c.JSON(http.StatusOK, r.h.immediate)
 	}
 	if r.w == nil {
-		return c.NoContent(http.StatusOK)
+		return r.h.noAnswer(c)
 	}
 	v, err := r.w.Wait(c.Request().Context())
 	if errors.Is(err, elicit.ErrClientGone) {
@@ -71,7 +68,15 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 		return err
 	}
 	if !v.Decided() {
-		return c.NoContent(http.StatusOK)
+		return r.h.noAnswer(c)
 	}
 	return c.JSON(http.StatusOK, r.h.answer(v.Result))
+}
+
+// noAnswer sends the "no verdict" answer.
+func (h *hookPark) noAnswer(c echo.Context) error {
+	if h.noVerdict == nil {
+		return c.NoContent(http.StatusOK)
+	}
+	return c.JSON(http.StatusOK, h.noVerdict)
 }

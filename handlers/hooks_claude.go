@@ -175,7 +175,7 @@ func decodeClaude(ev claudeEvent, body []byte) (*claude.Payload, error) {
 // claudePark describes how to park a decoded Claude hook and answer it in Claude
 // Code's hook format.
 func claudePark(ev claudeEvent, sess *models.Session, level auth.Level, p *claude.Payload) *hookPark {
-	return &hookPark{sess: sess, level: level, id: p.ElicitationID, origin: ev.origin, params: ev.params(p),
+	return &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: p.ElicitationID, Origin: ev.origin, Params: ev.params(p)},
 		answer: func(r elicit.Result) any { return ev.answer(p, claude.Verdict{Action: r.Action, Content: r.Content}) }}
 }
 

@@ -62,12 +62,12 @@ func (s *Server) prepareCodex(c echo.Context) (*hookPark, error) {
 	if req.Method == codex.MethodMCPElicitation {
 		params = withPropertyOrder(params, rawRequestedSchema(body))
 	}
-	if level >= auth.Edit {
+	if level.CanPark() {
 		if err := s.checkCodexRetry(ctx, sess, eid, req.Fingerprint()); err != nil {
 			return nil, err
 		}
 	}
-	return &hookPark{sess: sess, level: level, id: eid, origin: models.OriginCodex, params: params,
+	return &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: eid, Origin: models.OriginCodex, Params: params},
 		answer: func(r elicit.Result) any {
 			if r.Action == elicit.ActionDecline {
 				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})

@@ -14,10 +14,10 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
-	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/views"
@@ -33,8 +33,6 @@ type Deps struct {
 	Ping         func(r *http.Request) error
 	Log          *slog.Logger
 	MaxBodyBytes int64
-	// ElicitationMode is "url" or "form" (§6.6).
-	ElicitationMode string
 	// Runner receives interrupts for the session's runner; nil when --runner-url is
 	// empty. (Verdicts on prompts it owns are forwarded by internal/app's wiring.)
 	Runner Runner
@@ -44,8 +42,8 @@ type Deps struct {
 	PublicURL string
 	// Metrics serves /metrics (Prometheus text format).
 	Metrics http.Handler
-	// Policies is the policy engine (§7); nil means no policies (everything allowed).
-	Policies *policy.Engine
+	// Evaluate is the policy-evaluation use case (§6.3).
+	Evaluate *evaluate.Service
 	// Inbox answers the browser pages' cross-session questions.
 	Inbox *inbox.Service
 	// SessionSecret keys the browser cookie (CSRF token, flash) — --session-secret.
@@ -68,9 +66,8 @@ type Server struct {
 	ident     *auth.Identifier
 	ping      func(r *http.Request) error
 	log       *slog.Logger
-	mode      string
 	runner    Runner
-	policies  *policy.Engine
+	evaluate  *evaluate.Service
 	mcp       *mcpproxy.Proxy
 	publicURL string
 	inbox     *inbox.Service
@@ -83,7 +80,7 @@ type Server struct {
 // New builds the Echo app with every route.
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
-		log: d.Log, mode: d.ElicitationMode, runner: d.Runner, policies: d.Policies, mcp: d.MCP, publicURL: d.PublicURL,
+		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs()}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -91,8 +88,8 @@ func New(d Deps) *echo.Echo {
 	if s.streams == nil {
 		s.streams = stream.NewGuard(0)
 	}
-	if s.policies == nil {
-		s.policies = policy.New()
+	if s.evaluate == nil {
+		s.evaluate = evaluate.New(nil, false)
 	}
 	e := echo.New()
 	e.HideBanner = true

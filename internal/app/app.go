@@ -22,6 +22,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy/upstream"
@@ -151,10 +152,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
 		Ping:            func(r *http.Request) error { return health(r, st, pg) },
 		MaxBodyBytes:    cfg.MaxBodyBytes,
-		ElicitationMode: cfg.ElicitationMode,
 		Metrics:         m.Handler(),
 		Runner:          run,
-		Policies:        policies,
+		Evaluate:        evaluate.New(policies, cfg.ElicitationMode == mcp.ModeURL),
 		MCP:             proxy,
 		PublicURL:       cfg.PublicURL,
 		Inbox:           box,

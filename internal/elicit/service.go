@@ -159,7 +159,8 @@ type Prompt struct {
 }
 
 // Open inserts the prompt and publishes it on its session and every ancestor, or
-// re-attaches to the prompt with the same id. It does not wait; see Await and Park.
+// re-attaches to the prompt with the same id. It does not wait: a request that waits
+// uses Attach (the waiter registers first), and Await waits on a prompt opened earlier.
 func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, error) {
 	minted := p.ID == ""
 	if minted {
@@ -244,19 +245,6 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 	}
 	s.publishRequest(p.Session, row.ID, params)
 	return row, nil
-}
-
-// Park opens the prompt and waits for its verdict. See Waiter.Wait for the error cases.
-//
-// The database work runs on a short-lived goroutine so the caller's goroutine — which
-// may then wait for hours, thousands at a time — does not keep the deep stack that
-// work needs (see Waiter).
-func (s *Service) Park(ctx context.Context, p Prompt) (Verdict, error) {
-	w, err := s.AttachOffstack(ctx, p)
-	if err != nil {
-		return Verdict{}, err
-	}
-	return w.Wait(ctx)
 }
 
 // ErrClientGone is returned by a wait when the caller's context ended (the HTTP client

@@ -54,7 +54,7 @@ func TestShutdownWhileRequestsArrive(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			first <- struct{}{}
-			v, err := core.Park(ctx, elicit.Prompt{Session: sess, Origin: models.OriginClaudePermission,
+			v, err := park(ctx, core, elicit.Prompt{Session: sess, Origin: models.OriginClaudePermission,
 				Params: map[string]any{"message": "m"}})
 			if err != nil {
 				errs <- err
@@ -102,7 +102,7 @@ func TestShutdownWhileRequestsArrive(t *testing.T) {
 	if out, err := next.Resolve(ctx, sess.ID, ids[0], elicit.Result{Action: elicit.ActionAccept}, "local", models.ViaAPI); err != nil || out.Outcome != elicit.OutcomeResolved {
 		t.Fatalf("resolve after restart: %+v %v", out, err)
 	}
-	v, err := next.Park(ctx, elicit.Prompt{Session: sess, ID: ids[0], Origin: models.OriginClaudePermission, Params: map[string]any{"message": "m"}})
+	v, err := park(ctx, next, elicit.Prompt{Session: sess, ID: ids[0], Origin: models.OriginClaudePermission, Params: map[string]any{"message": "m"}})
 	if err != nil || !v.Decided() || v.Result.Action != elicit.ActionAccept {
 		t.Fatalf("re-park after restart: %+v %v; want the verdict given meanwhile", v, err)
 	}
@@ -118,6 +118,15 @@ func TestShutdownWhileRequestsArrive(t *testing.T) {
 	if row.Status != models.StatusAbandoned || row.ResolvedVia == nil || *row.ResolvedVia != models.ViaGrace {
 		t.Fatalf("lapsed prompt = %+v", row)
 	}
+}
+
+// park attaches a waiter and waits, as a handler does.
+func park(ctx context.Context, core *elicit.Service, p elicit.Prompt) (elicit.Verdict, error) {
+	w, err := core.Attach(ctx, p)
+	if err != nil {
+		return elicit.Verdict{}, err
+	}
+	return w.Wait(ctx)
 }
 
 // offsetClock is the real clock moved forward by what the test skips.

@@ -44,21 +44,6 @@ func (s *Service) Attach(ctx context.Context, p Prompt) (*Waiter, error) {
 	return newWaiter(s, ch, row), nil
 }
 
-// AttachOffstack is Attach run on a short-lived goroutine (see Waiter).
-func (s *Service) AttachOffstack(ctx context.Context, p Prompt) (*Waiter, error) {
-	type attached struct {
-		w   *Waiter
-		err error
-	}
-	ch := make(chan attached, 1)
-	go func() {
-		w, err := s.Attach(ctx, p)
-		ch <- attached{w, err}
-	}()
-	a := <-ch
-	return a.w, a.err
-}
-
 func (s *Service) attachRow(ctx context.Context, id string) (*Waiter, error) {
 	ch := s.waiters.add(id)
 	bg := context.WithoutCancel(ctx)

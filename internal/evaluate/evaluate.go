@@ -80,17 +80,21 @@ func (s *Service) Evaluate(ctx context.Context, r Request) (Answer, *elicit.Prom
 		Params: policy.PromptParams(ev, res, s.urlMode), URLMode: s.urlMode}
 }
 
-// Verdict is the answer a parked ASK ends with: the person's accept allows, anything
-// else — a decline, a cancel, no verdict at all — denies, saying which.
-func Verdict(v elicit.Verdict) Answer {
-	switch {
-	case v.Decided() && v.Result.Action == elicit.ActionAccept:
+// Decided is the answer a parked ASK ends with when a person decided: accept allows;
+// decline and cancel deny, saying which.
+func Decided(r elicit.Result) Answer {
+	switch r.Action {
+	case elicit.ActionAccept:
 		return Answer{Result: ResultAllow}
-	case v.Decided() && v.Result.Action == elicit.ActionDecline:
+	case elicit.ActionDecline:
 		return Answer{Result: ResultDeny, Reason: ReasonDeclined}
 	}
-	return Answer{Result: ResultDeny, Reason: ReasonNotGranted}
+	return NoVerdict
 }
+
+// NoVerdict is the answer when a parked ASK ends without a person's verdict (it
+// expired, its client left, the server stopped): the agent may not go on.
+var NoVerdict = Answer{Result: ResultDeny, Reason: ReasonNotGranted}
 
 // approvable: a person can approve what the agent is about to do, not what has already
 // happened (tool results, LLM responses).
