@@ -53,13 +53,13 @@ func (s *Server) getElicitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	row, err := s.elicit.Get(ctx, c.Param("eid"))
-	if err != nil && !errors.Is(err, errs.ErrNotFound) {
-		return err
-	}
-	if row == nil || row.SessionID != sess.ID {
+	row, err := s.elicit.GetInSession(ctx, sess.ID, c.Param("eid"))
+	if errors.Is(err, errs.ErrNotFound) {
 		// Unknown, or another session's: nothing to decide here.
 		return c.JSON(http.StatusOK, map[string]any{"status": "resolved"})
+	}
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusOK, elicitationState(row))
 }

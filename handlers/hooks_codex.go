@@ -80,15 +80,12 @@ func (s *Server) prepareCodex(c echo.Context) (*hookPark, error) {
 // a different request under the same JSON-RPC id — an app-server that restarted its id
 // counter, say. Re-attaching would hand one command's verdict to another.
 func (s *Server) checkCodexRetry(ctx context.Context, sess *models.Session, eid, fingerprint string) error {
-	row, err := s.elicit.Get(ctx, eid)
+	row, err := s.elicit.GetInSession(ctx, sess.ID, eid)
 	if errors.Is(err, errs.ErrNotFound) {
-		return nil
+		return nil // nothing to re-attach to here (another session's id: elicit.Open answers 400)
 	}
 	if err != nil {
 		return err
-	}
-	if row.SessionID != sess.ID {
-		return nil // elicit.Open answers this case (400)
 	}
 	var stored struct {
 		Fingerprint string `json:"codex_fingerprint"`

@@ -164,8 +164,8 @@ func (s *Server) showRawRequest(c echo.Context) error {
 
 // ownedRow loads a prompt that session sid owns; anything else is not found.
 func (s *Server) ownedRow(c echo.Context, sid, eid string) (*models.Elicitation, error) {
-	row, err := s.elicit.Get(c.Request().Context(), eid)
-	if errors.Is(err, errs.ErrNotFound) || (err == nil && row.SessionID != sid) {
+	row, err := s.elicit.GetInSession(c.Request().Context(), sid, eid)
+	if errors.Is(err, errs.ErrNotFound) {
 		return nil, errs.NotFound("nothing to approve here")
 	}
 	return row, err

@@ -51,8 +51,8 @@ func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, vi
 			"action", r.Action, "resolved_by", by, "via", via)
 		return Outcome{Outcome: OutcomeResolved, Row: done}, nil
 	}
-	cur, err := s.store.GetElicitation(ctx, eid)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && cur.SessionID != sid) {
+	cur, err := s.GetInSession(ctx, sid, eid)
+	if errors.Is(err, store.ErrNotFound) {
 		return Outcome{Outcome: OutcomeNotFound}, nil
 	}
 	if err != nil {
@@ -191,6 +191,17 @@ func (s *Service) PendingFor(ctx context.Context, sess *models.Session) ([]map[s
 // Get loads a prompt by id.
 func (s *Service) Get(ctx context.Context, eid string) (*models.Elicitation, error) {
 	return s.store.GetElicitation(ctx, eid)
+}
+
+// GetInSession loads prompt eid as seen from session sid: a prompt of another session
+// is not found there, like one that does not exist (errs.ErrNotFound), so no route can
+// be used to read or act on another session's prompt.
+func (s *Service) GetInSession(ctx context.Context, sid, eid string) (*models.Elicitation, error) {
+	row, err := s.store.GetElicitation(ctx, eid)
+	if err == nil && row.SessionID != sid {
+		return nil, store.ErrNotFound
+	}
+	return row, err
 }
 
 // Publish sends an arbitrary event on a session and its ancestors (interrupts and the like).

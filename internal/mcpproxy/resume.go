@@ -32,8 +32,8 @@ func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.
 	if st.Tool != call.Name || st.ArgsHash != mcp.ArgumentsHash(call.Arguments) {
 		return reject("other_call", st.ElicitationID, "requestState rejected: it was issued for a different tool call")
 	}
-	row, err := p.elicit.Get(ctx, st.ElicitationID)
-	if errors.Is(err, errs.ErrNotFound) || (err == nil && (row.SessionID != sid || row.Origin != models.OriginPolicy)) {
+	row, err := p.elicit.GetInSession(ctx, sid, st.ElicitationID)
+	if errors.Is(err, errs.ErrNotFound) || (err == nil && row.Origin != models.OriginPolicy) {
 		return reject("unknown_prompt", st.ElicitationID, "requestState rejected: it names no approval of this session")
 	}
 	if err != nil {
