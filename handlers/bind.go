@@ -95,5 +95,3 @@ func decodeJSON(body []byte, v any) error {
 	}
 	return nil
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
