@@ -94,8 +94,12 @@ type Prompt struct {
 	Preview    string
 	PreviewCut bool
 
-	// CanRemember offers "approve and remember" (the protocol can keep the grant).
+	// CanRemember offers "approve and remember": the agent offered something to keep
+	// (Suggestions is not empty).
 	CanRemember bool
+	// Suggestions are what "approve and remember" can keep, in the order a verdict's
+	// content.remember.suggestion names them.
+	Suggestions []Suggestion
 	// Feedback is the reason typed before a failed submit, shown again.
 	Feedback string
 	// FormError is an error about the whole submission (not one field).
@@ -105,6 +109,9 @@ type Prompt struct {
 	// ({"approved": boolean}) shown as a plain prompt; accept sets it to true.
 	approvalFlag string
 	schema       map[string]any
+	// origin and params are what the prompt was described from, for CheckRemember.
+	origin string
+	params map[string]any
 }
 
 // Describe builds the UI view of a prompt from its origin and params. It never fails:
@@ -171,6 +178,14 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 			p.Details = append(p.Details, Detail{Label: "Request", Value: prev, Block: true, TestID: "preview"})
 		}
 	}
+	p.origin, p.params = origin, params
+	if p.CanRemember {
+		p.Suggestions = suggestionsOf(origin, params)
+		if len(p.Suggestions) > 0 {
+			p.Suggestions[0].Selected = true
+		}
+	}
+	p.CanRemember = len(p.Suggestions) > 0
 	p.Preview, p.PreviewCut = cardPreview(params)
 	p.PreviewCut = p.PreviewCut || p.Cut
 	return p
@@ -209,7 +224,8 @@ func vendorOf(origin string, params map[string]any) string {
 }
 
 // canRemember: Codex says so per method (allow_remember); Claude's PermissionRequest
-// can add a session rule for any tool but the question and plan tools.
+// can keep one of its permission_suggestions for any tool but the question and plan
+// tools. What can be kept is suggestionsOf's to say.
 func canRemember(origin string, params map[string]any) bool {
 	if v, ok := params["allow_remember"].(bool); ok {
 		return v

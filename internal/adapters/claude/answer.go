@@ -21,7 +21,6 @@ func (v Verdict) feedback() string {
 	return strings.TrimSpace(s)
 }
 
-
 // answers returns the content a question tool's answers are made of: everything but
 // Gatehouse's own control keys.
 func (v Verdict) answers() map[string]any {
