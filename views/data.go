@@ -84,6 +84,9 @@ type InboxPage struct {
 	CSRF   string
 	Groups []InboxGroup
 	Count  int
+	// Filter narrows the list (query parameters); the live stream and bulk answers
+	// keep it.
+	Filter InboxFilter
 }
 
 // InboxGroup is the prompts under one root session.
@@ -115,6 +118,8 @@ type Card struct {
 	QuickApprove bool
 	NeedsReview  bool
 	CanDecide    bool
+	// Selectable shows the card's checkbox for a bulk answer (the inbox's bulk form).
+	Selectable bool
 	// Notice explains why a decision from the list was refused (shown on the card).
 	Notice string
 }
