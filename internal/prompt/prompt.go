@@ -94,6 +94,12 @@ type Prompt struct {
 	Preview    string
 	PreviewCut bool
 
+	// Tool shows the tool call in its own terms on the approval page (diffs, a URL,
+	// labelled fields) where the details alone would show raw JSON; nil otherwise.
+	// CardTool is the same call within a list card's bounds (nil: not a tool call).
+	Tool     *Tool
+	CardTool *Tool
+
 	// CanRemember offers "approve and remember" (the protocol can keep the grant).
 	CanRemember bool
 	// Feedback is the reason typed before a failed submit, shown again.
@@ -171,7 +177,11 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 			p.Details = append(p.Details, Detail{Label: "Request", Value: prev, Block: true, TestID: "preview"})
 		}
 	}
+	p.describeTool(params)
 	p.Preview, p.PreviewCut = cardPreview(params)
+	if p.CardTool = DescribeTool(params, true); p.CardTool != nil {
+		p.PreviewCut = p.CardTool.Cut
+	}
 	p.PreviewCut = p.PreviewCut || p.Cut
 	return p
 }
