@@ -64,6 +64,9 @@ const computeTimeout = 200 * time.Millisecond
 func Compute(old, new string) ([]Line, bool) {
 	old, c1 := head(old)
 	new, c2 := head(new)
+	// A missing final newline is invisible in a line view: without this, "}" and
+	// "}\n" would show as a removed and an added "}".
+	old, new = endLine(old), endLine(new)
 	dmp := diffmatchpatch.New()
 	dmp.DiffTimeout = computeTimeout
 	a, b, table := dmp.DiffLinesToRunes(old, new)
@@ -152,4 +155,11 @@ func head(text string) (string, bool) {
 		cut = cut[:i+1]
 	}
 	return cut, true
+}
+
+func endLine(s string) string {
+	if s == "" || strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
 }

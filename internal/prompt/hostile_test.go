@@ -102,7 +102,7 @@ func TestListPreview(t *testing.T) {
 	if bare.CardTool == nil || bare.CardTool.Command != "ls" || !bare.QuickApprove() {
 		t.Errorf("bare Bash: card tool %+v quick=%v", bare.CardTool, bare.QuickApprove())
 	}
-	// A flag the card would not show makes it review-only; shown, it rides along visibly.
+	// Input beyond the command is listed on the card, so it cannot ride along unseen.
 	flag := describe(t, models.OriginClaudePermission, `{"tool_name":"Bash","tool_input":{"command":"ls","dangerouslyDisableSandbox":true}}`)
 	if f := flag.CardTool.Fields; len(f) != 1 || f[0].Label != "dangerouslyDisableSandbox" || f[0].Value != "true" {
 		t.Errorf("extra input not on the card: %+v", f)

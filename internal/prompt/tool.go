@@ -391,9 +391,6 @@ func (b *toolBuilder) clip(s string, limit int) string {
 }
 
 func (b *toolBuilder) json(v any) string {
-	if b.lim.card {
-		return b.text(compactJSON(v))
-	}
 	if b.left <= 0 {
 		b.cut = true
 		return ""
