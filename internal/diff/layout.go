@@ -37,7 +37,7 @@ type Options struct {
 	Context int
 	// MinFold is the shortest unchanged run worth folding (shorter runs are shown).
 	MinFold int
-	// FoldAfter folds every line after this many shown lines into one block (0: never).
+	// FoldAfter folds every line after this many unfolded lines into one block (0: never).
 	FoldAfter int
 	// Elide leaves long unchanged runs out (Hidden) instead of folding them, and stops
 	// at MaxLines instead of folding the rest.
@@ -59,7 +59,7 @@ type Budget struct{ Left int }
 // count: they hide nothing that changes).
 func Layout(lines []Line, o Options, b *Budget) (blocks []Block, cut bool) {
 	near := nearChange(lines, o.Context)
-	shown := 0
+	shown, open := 0, 0 // lines laid out; of them, lines not folded
 	cur := Block{}
 	flush := func() {
 		if len(cur.Lines) > 0 || cur.Header != "" || cur.Hidden > 0 {
@@ -86,12 +86,15 @@ func Layout(lines []Line, o Options, b *Budget) (blocks []Block, cut bool) {
 		}
 		b.Left -= cost
 		shown++
+		if !cur.Folded {
+			open++
+		}
 		cur.Lines = append(cur.Lines, l)
 		return true
 	}
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
-		if o.FoldAfter > 0 && shown >= o.FoldAfter && !o.Elide {
+		if o.FoldAfter > 0 && open >= o.FoldAfter && !o.Elide {
 			// The rest of a long diff, folded as one block.
 			flush()
 			cur.Folded = true

@@ -560,31 +560,21 @@ func compactJSON(v any) string {
 	return strings.TrimSuffix(sb.String(), "\n")
 }
 
-// describeTool sets the page's tool view when it shows the call better than the
-// details do (diffs, a URL, labelled fields), dropping the details it replaces.
-func (p *Prompt) describeTool(params map[string]any) {
+// pageTool is the page's tool view when it shows the call better than the details
+// do (diffs, a URL, labelled fields), with the test ids of the details it replaces.
+func pageTool(params map[string]any) (*Tool, map[string]bool) {
 	t := DescribeTool(params, false)
 	if t == nil {
-		return
+		return nil, nil
 	}
-	drop := map[string]bool{}
 	switch {
 	case t.Kind == ToolFiles:
-		drop["tool-input"], drop["file"], drop["files"] = true, true, true
+		return t, map[string]bool{"tool-input": true, "file": true, "files": true}
 	case t.Kind == ToolFetch || t.Kind == ToolFields:
-		drop["tool-input"] = true
+		return t, map[string]bool{"tool-input": true}
 	case t.Kind == ToolCommand && len(t.Files) > 0:
 		// The details show the command; the view adds the patch's diffs.
-	default:
-		return
+		return t, nil
 	}
-	kept := p.Details[:0]
-	for _, d := range p.Details {
-		if !drop[d.TestID] {
-			kept = append(kept, d)
-		}
-	}
-	p.Details = kept
-	p.Tool = t
-	p.Cut = p.Cut || t.Cut
+	return nil, nil
 }
