@@ -141,7 +141,7 @@ func TestDiffFoldsLongFiles(t *testing.T) {
 	if folds.Length() != 2 || !strings.Contains(folds.First().Find("summary").Text(), "496 unchanged lines") {
 		t.Fatalf("folds: %d %q", folds.Length(), folds.Find("summary").Text())
 	}
-	open := doc.Find(".diff-file > table.diff") // the tables outside the folds
+	open := doc.Find(".diff-file > table.diff")    // the tables outside the folds
 	if got := open.Find("tr").Length(); got != 8 { // 3 + removed + added + 3
 		t.Errorf("%d lines outside the folds, want 8", got)
 	}
