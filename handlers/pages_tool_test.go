@@ -30,7 +30,7 @@ func TestToolCardsOnPages(t *testing.T) {
 		defer fetch.Cancel()
 		patch := map[string]any{"id": 7, "method": "applyPatchApproval", "params": map[string]any{"conversationId": "c1", "callId": "call2",
 			"fileChanges": map[string]any{"a.go": map[string]any{"type": "update", "unified_diff": "@@ -1,2 +1,2 @@\n package a\n-var v = 1\n+var v = 2\n"}},
-			"reason": "bump v"}}
+			"reason":      "bump v"}}
 		codex, ec, _ := c.ParkAt(t, sid, codexPath(sid), patch)
 		defer codex.Cancel()
 
