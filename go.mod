@@ -23,6 +23,8 @@ require (
 	gorm.io/gorm v1.31.2
 )
 
+require github.com/sergi/go-diff v1.4.0 // indirect
+
 require (
 	cel.dev/expr v0.25.1 // indirect
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect

@@ -224,7 +224,7 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 		ID: it.Row.ID, ApproveURL: approvePath(it.Row.SessionID, it.Row.ID),
 		DecideURL: "/inbox/" + it.Row.SessionID + "/" + it.Row.ID, Next: next,
 		Message: p.Message, Vendor: p.Vendor, Policy: p.Policy, Created: it.Row.CreatedAt,
-		Summary: p.Preview, QuickApprove: p.QuickApprove(), NeedsReview: p.NeedsReview(), CanDecide: canDecide,
+		Summary: p.Preview, Tool: p.CardTool, QuickApprove: p.QuickApprove(), NeedsReview: p.NeedsReview(), CanDecide: canDecide,
 	}
 	if len(it.Path) > ownerFrom {
 		c.Owner = crumbs(it.Path[ownerFrom:])

@@ -109,6 +109,9 @@ type Card struct {
 	Policy    string
 	// Summary is a short, plain-text preview of the request.
 	Summary string
+	// Tool shows the request's tool call in its own terms, in place of Summary (nil
+	// when the request is not a tool call).
+	Tool *prompt.Tool
 	// Owner is the owning session when it is a sub-agent (empty for the root itself).
 	Owner   []Crumb
 	Created time.Time
