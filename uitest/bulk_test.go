@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
@@ -110,6 +111,10 @@ func TestBrowserInboxBulk(t *testing.T) {
 			t.Fatalf("bulk reject answered %s", asJSON(d))
 		}
 	}
+	// The cards leave with the live stream, which may beat the answer to the post:
+	// wait for the report itself.
+	tb.do(chromedp.Poll[chromedp.Void](`(document.querySelector('[data-testid="bulk-report"]')||{}).textContent.includes("Rejected 2 requests.")`,
+		chromedp.WithPollingTimeout(10*time.Second)))
 	if got := tb.text(`[data-testid="bulk-report"]`); !strings.Contains(got, "Rejected 2 requests.") {
 		t.Fatalf("report %q", got)
 	}
