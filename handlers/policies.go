@@ -10,6 +10,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/rules"
 )
 
 // evaluateBody is the body of POST /policies/evaluate.
@@ -48,8 +49,15 @@ func (s *Server) evaluatePolicies(c echo.Context) error {
 		if prompt == nil {
 			return &hookPark{immediate: answer}, nil
 		}
-		return &hookPark{level: level, prompt: *prompt, noVerdict: evaluate.NoVerdict,
-			answer: func(r elicit.Result) any { return evaluate.Decided(r) }}, nil
+		h := &hookPark{level: level, prompt: *prompt, noVerdict: evaluate.NoVerdict, timedOut: evaluate.TimedOut,
+			answer: func(r elicit.Result) any { return evaluate.Decided(r) }}
+		if phase == policy.PhaseToolCall {
+			name, _ := data["name"].(string)
+			args, _ := data["arguments"].(map[string]any)
+			cwd, _ := evCtx["cwd"].(string)
+			h.subject = &rules.Subject{Tool: name, Input: args, Cwd: cwd}
+		}
+		return h, nil
 	})
 }
 

@@ -58,6 +58,15 @@ type ApprovePage struct {
 	// Outcome is set once the prompt is decided, expired or abandoned.
 	Outcome *Outcome
 	Missing bool
+	// Now is when the page was rendered (for the remaining wait).
+	Now time.Time
+	// WaitRule names the rule that set this prompt's wait, OnTimeout the answer when
+	// that wait runs out ("none", "deny", "allow"); empty when no rule set it.
+	WaitRule  string
+	OnTimeout string
+	// RuleOffer is the "approve and make a rule…" control; nil when the prompt has no
+	// tool a rule could name.
+	RuleOffer *RuleOffer
 }
 
 // Session returns the crumb of the session that owns the prompt.
@@ -76,6 +85,8 @@ type Outcome struct {
 	By     string
 	Via    string
 	At     *time.Time
+	// RuleID names the Gatehouse rule that decided (Via "rule") or set the wait.
+	RuleID string
 }
 
 // InboxPage lists every prompt the user may decide.

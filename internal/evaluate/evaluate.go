@@ -24,6 +24,7 @@ const (
 const (
 	ReasonDeclined   = "Approval was declined."
 	ReasonNotGranted = "Approval was not granted."
+	ReasonTimedOut   = "Timed out: nobody decided in time. No person declined this request."
 )
 
 // Answer is what the agent is told.
@@ -87,10 +88,19 @@ func Decided(r elicit.Result) Answer {
 	case elicit.ActionAccept:
 		return Answer{Result: ResultAllow}
 	case elicit.ActionDecline:
+		// A verdict a rule gave (or a timeout answer) says so in its feedback; only a
+		// person's own "no" is "declined".
+		if fb, _ := r.Content["feedback"].(string); fb != "" {
+			return Answer{Result: ResultDeny, Reason: fb}
+		}
 		return Answer{Result: ResultDeny, Reason: ReasonDeclined}
 	}
 	return NoVerdict
 }
+
+// TimedOut is the answer when a parked ASK's wait ran out with no decision: the agent
+// may not go on, and is told it was a timeout, not a person's refusal.
+var TimedOut = Answer{Result: ResultDeny, Reason: ReasonTimedOut}
 
 // NoVerdict is the answer when a parked ASK ends without a person's verdict (it
 // expired, its client left, the server stopped): the agent may not go on.
