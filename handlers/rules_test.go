@@ -352,3 +352,62 @@ func TestRuleRevokedOnOneReplicaStopsOnTheOther(t *testing.T) {
 		t.Fatalf("rule seen on B: %s", mustJSON(r))
 	}
 }
+
+// answeredAt posts body to path and expects an answer at once (a rule answered).
+func answeredAt(t *testing.T, c *testserver.Client, path string, body any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := c.Send(ctx, http.MethodPost, path, body)
+	if err != nil || r.Status != http.StatusOK {
+		t.Fatalf("%s was not answered at once: %v %v", path, err, r)
+	}
+	return canonJSON(t, r.Body)
+}
+
+// TestRulesAnswerCodexAndPolicyEvaluations: Codex command approvals (tool "shell") and
+// a policy's ASK for a tool call are answered by rules too, and near misses park.
+func TestRulesAnswerCodexAndPolicyEvaluations(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		srv := testserver.Start(t, db.NewURL(t), "--policy-file", policyFile(t, askBashPolicy), "--elicitation-mode", "form")
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		createRule(t, c, map[string]any{"effect": "allow", "tool": "shell",
+			"match": map[string]any{"kind": "prefix", "pattern": "go test "}, "scope": map[string]any{"kind": "cwd", "value": "/tmp/workspace"}})
+		codexPath := "/v1/sessions/" + sid + "/hooks/codex-elicitation-request"
+		if got := answeredAt(t, c, codexPath, testserver.CodexCommandBody(1, []string{"go", "test", "./..."})); got != `{"decision":"accept"}` {
+			t.Fatalf("codex answer: %s", got)
+		}
+		p, eid, _ := c.ParkAt(t, sid, codexPath, testserver.CodexCommandBody(2, []string{"go", "generate", "./..."}))
+		c.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", map[string]any{"action": "decline"})
+		p.Wait(t, 10*time.Second)
+
+		deny := createRule(t, c, map[string]any{"effect": "deny", "tool": "Bash",
+			"match": map[string]any{"kind": "glob", "pattern": "rm *"}, "scope": map[string]any{"kind": "session", "value": sid}})
+		evalPath := "/v1/sessions/" + sid + "/policies/evaluate"
+		got := answeredAt(t, c, evalPath, toolCallEvent("Bash", map[string]any{"command": "rm build"}))
+		if !strings.Contains(got, `"result":"POLICY_ACTION_DENY"`) || !strings.Contains(got, deny["id"].(string)) || strings.Contains(got, "declined") {
+			t.Fatalf("evaluate answer: %s", got)
+		}
+		p, ev := parkPolicyASK(t, c, sid) // "date": no rule
+		c.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+ev["elicitation_id"].(string)+"/resolve", map[string]any{"action": "accept"})
+		p.Wait(t, 10*time.Second)
+	})
+}
+
+// TestAskRuleTimeoutOnEvaluate: a policy ASK under an ask rule whose wait runs out with
+// no decision is a DENY whose reason names the timeout.
+func TestAskRuleTimeoutOnEvaluate(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		srv := testserver.Start(t, db.NewURL(t), "--policy-file", policyFile(t, askBashPolicy), "--elicitation-mode", "form")
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		createRule(t, c, map[string]any{"effect": "ask", "tool": "Bash",
+			"match": map[string]any{"kind": "exact", "pattern": "date"}, "scope": map[string]any{"kind": "global"}, "timeout": "1s"})
+		p, _ := parkPolicyASK(t, c, sid)
+		ans := p.Wait(t, 15*time.Second)
+		if got := canonJSON(t, ans.Body); got != `{"reason":"Timed out: nobody decided in time. No person declined this request.","result":"POLICY_ACTION_DENY"}` {
+			t.Fatalf("timeout answer: %s", got)
+		}
+	})
+}
