@@ -203,9 +203,14 @@ func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (
 			d.RuleOffer.Action = approvePath(sess.ID, eid) + "/rule"
 		}
 	}
-	if row.RuleID != nil && row.IsPending() {
-		d.WaitRule = *row.RuleID
-		d.OnTimeout, _ = params["on_timeout"].(string)
+	if onTimeout, ok := params["on_timeout"].(string); ok && row.IsPending() {
+		// A wait of its own: an ask rule's or a policy's.
+		d.OnTimeout = onTimeout
+		if row.RuleID != nil {
+			d.WaitSource = "rule " + *row.RuleID
+		} else if name, _ := params["policy_name"].(string); name != "" {
+			d.WaitSource = "policy " + name
+		}
 	}
 	return d, row, nil
 }

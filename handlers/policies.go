@@ -44,12 +44,13 @@ func (s *Server) evaluatePolicies(c echo.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		answer, prompt := s.evaluate.Evaluate(ctx, evaluate.Request{Session: sess, User: userOf(c), Level: level,
+		answer, ask := s.evaluate.Evaluate(ctx, evaluate.Request{Session: sess, User: userOf(c), Level: level,
 			Phase: phase, Target: in.Event.Target, Data: data, Context: evCtx})
-		if prompt == nil {
+		if ask == nil {
 			return &hookPark{immediate: answer}, nil
 		}
-		h := &hookPark{level: level, prompt: *prompt, noVerdict: evaluate.NoVerdict, timedOut: evaluate.TimedOut,
+		h := &hookPark{level: level, prompt: ask.Prompt, noVerdict: evaluate.NoVerdict, timedOut: evaluate.TimedOut,
+			ownWait: ask.OwnWait, onTimeout: ask.OnTimeout,
 			answer: func(r elicit.Result) any { return evaluate.Decided(r) }}
 		if phase == policy.PhaseToolCall {
 			name, _ := data["name"].(string)

@@ -411,3 +411,45 @@ func TestAskRuleTimeoutOnEvaluate(t *testing.T) {
 		}
 	})
 }
+
+// TestPolicyOwnTimeout: a policy in the YAML may set its own wait and the answer when
+// it runs out; "deny" names the timeout and the policy, "allow" allows.
+func TestPolicyOwnTimeout(t *testing.T) {
+	const policies = `policies:
+  - name: slow_deploys
+    on: [tool_call]
+    when: 'data.name == "Deploy"'
+    action: ASK
+    timeout: 1s
+    on_timeout: deny
+  - name: quiet_reads
+    on: [tool_call]
+    when: 'data.name == "Read"'
+    action: ASK
+    timeout: 1s
+    on_timeout: allow
+`
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		srv := testserver.Start(t, db.NewURL(t), "--policy-file", policyFile(t, policies), "--elicitation-mode", "form")
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		evalPath := "/v1/sessions/" + sid + "/policies/evaluate"
+		deploy, ev := func() (*testserver.Parked, map[string]any) {
+			p, _, ev := c.ParkAt(t, sid, evalPath, toolCallEvent("Deploy", nil))
+			return p, ev
+		}()
+		params, _ := ev["params"].(map[string]any)
+		if params["on_timeout"] != "deny" || params["timeout_seconds"] != 1.0 {
+			t.Fatalf("published params: %s", mustJSON(params))
+		}
+		got := canonJSON(t, deploy.Wait(t, 15*time.Second).Body)
+		if !strings.Contains(got, `"result":"POLICY_ACTION_DENY"`) || !strings.Contains(got, "Timed out") ||
+			!strings.Contains(got, "slow_deploys") || strings.Contains(got, "Approval was declined") {
+			t.Fatalf("deny on timeout: %s", got)
+		}
+		read, _, _ := c.ParkAt(t, sid, evalPath, toolCallEvent("Read", nil))
+		if got := canonJSON(t, read.Wait(t, 15*time.Second).Body); got != `{"result":"POLICY_ACTION_ALLOW"}` {
+			t.Fatalf("allow on timeout: %s", got)
+		}
+	})
+}

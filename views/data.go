@@ -60,10 +60,11 @@ type ApprovePage struct {
 	Missing bool
 	// Now is when the page was rendered (for the remaining wait).
 	Now time.Time
-	// WaitRule names the rule that set this prompt's wait, OnTimeout the answer when
-	// that wait runs out ("none", "deny", "allow"); empty when no rule set it.
-	WaitRule  string
-	OnTimeout string
+	// OnTimeout is the answer when the prompt's own wait runs out ("none", "deny",
+	// "allow"), WaitSource what set that wait ("rule rule_…", "policy x"); both empty
+	// for the server's default wait.
+	OnTimeout  string
+	WaitSource string
 	// RuleOffer is the "approve and make a rule…" control; nil when the prompt has no
 	// tool a rule could name.
 	RuleOffer *RuleOffer

@@ -155,7 +155,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		Metrics:         m.Handler(),
 		Runner:          run,
-		Evaluate:        evaluate.New(policies, cfg.ElicitationMode == mcp.ModeURL),
+		Evaluate:        evaluate.New(policies, cfg.ElicitationMode == mcp.ModeURL).WithMaxWait(cfg.ElicitationTimeout),
 		MCP:             proxy,
 		PublicURL:       cfg.PublicURL,
 		Inbox:           box,

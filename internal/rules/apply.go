@@ -157,21 +157,6 @@ func (s *Service) Apply(ctx context.Context, p elicit.Prompt, subj Subject) (*Ap
 	params["on_timeout"] = onTimeout
 	p.Params = params
 	out.Prompt = p
-	out.OnTimeout = TimeoutAnswer(onTimeout, wait, "Gatehouse rule "+r.ID)
+	out.OnTimeout = elicit.TimeoutVerdict(onTimeout, wait, "Gatehouse rule "+r.ID)
 	return out, nil
-}
-
-// TimeoutAnswer is the verdict an agent gets when a wait of length wait ran out and
-// onTimeout says to answer (nil for "none": the usual "no verdict"). A deny names the
-// timeout, so nobody reads it as a person having declined.
-func TimeoutAnswer(onTimeout string, wait time.Duration, source string) *elicit.Result {
-	switch onTimeout {
-	case OnTimeoutAllow:
-		return &elicit.Result{Action: elicit.ActionAccept}
-	case OnTimeoutDeny:
-		return &elicit.Result{Action: elicit.ActionDecline, Content: map[string]any{"feedback": fmt.Sprintf(
-			"Timed out: nobody decided within %s, and %s answers deny when the wait runs out. No person declined this request.",
-			wait, source)}}
-	}
-	return nil
 }
