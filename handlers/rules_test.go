@@ -453,3 +453,26 @@ func TestPolicyOwnTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestRulesAnswerMCPPolicyAsk: on the MCP proxy, a policy ASK for a call an allow rule
+// matches runs the tool without asking anyone; a deny rule's match is an isError result
+// naming the rule; another call still asks.
+func TestRulesAnswerMCPPolicyAsk(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		f := newMRTRFixture(t, db)
+		createRule(t, f.c, map[string]any{"effect": "allow", "tool": "deploy",
+			"match": map[string]any{"kind": "exact", "pattern": `{"env":"staging"}`}, "scope": map[string]any{"kind": "session", "value": f.sid}})
+		deny := createRule(t, f.c, map[string]any{"effect": "deny", "tool": "deploy",
+			"match": map[string]any{"kind": "exact", "pattern": `{"env":"dev"}`}, "scope": map[string]any{"kind": "global"}})
+		body := rpcPost(t, f.c, f.sid, rpcCall(1, "deploy", map[string]any{"env": "staging"}, nil))
+		res, ok := body["result"].(map[string]any)
+		if !ok || res["resultType"] == "input_required" || res["isError"] == true {
+			t.Fatalf("allowed by rule: %v", body)
+		}
+		wantToolError(t, rpcPost(t, f.c, f.sid, rpcCall(2, "deploy", map[string]any{"env": "dev"}, nil)), "Denied by Gatehouse rule "+deny["id"].(string))
+		body = rpcPost(t, f.c, f.sid, rpcCall(3, "deploy", map[string]any{"env": "prod"}, nil))
+		if res, _ := body["result"].(map[string]any); res["resultType"] != "input_required" {
+			t.Fatalf("a call no rule matches must ask: %v", body)
+		}
+	})
+}

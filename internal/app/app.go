@@ -145,9 +145,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		ups = pool
 		log.Info("upstream MCP servers configured", "file", cfg.MCPServers, "count", len(servers.Servers))
 	}
+	ruleBook := rules.New(st, svc, access, core)
 	proxy = mcpproxy.New(core, policies, mcpRunner, ups, mcp.NewStateSigner(secret), mcpproxy.Options{
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
-		InputTimeout: cfg.MCPInputTimeout, Log: log,
+		InputTimeout: cfg.MCPInputTimeout, Log: log, Rules: ruleBook,
 	})
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
@@ -163,7 +164,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Streams:         guard,
 		Hosts:           hostGuard(cfg),
 		BodyReadTimeout: cfg.BodyReadTimeout,
-		Rules:           rules.New(st, svc, access, core),
+		Rules:           ruleBook,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }

@@ -160,3 +160,24 @@ func (s *Service) Apply(ctx context.Context, p elicit.Prompt, subj Subject) (*Ap
 	out.OnTimeout = elicit.TimeoutVerdict(onTimeout, wait, "Gatehouse rule "+r.ID)
 	return out, nil
 }
+
+// AnswerNow is Apply for callers that take only an immediate answer (the MCP proxy's
+// policy ASK): an allow or deny rule decides p and returns the decided row; with no
+// matching rule, or an ask rule (which such callers do not apply), it returns nil.
+func (s *Service) AnswerNow(ctx context.Context, p elicit.Prompt, subj Subject) (*models.Elicitation, error) {
+	r, err := s.Match(ctx, subj)
+	if err != nil || r == nil || r.Effect == models.EffectAsk {
+		return nil, err
+	}
+	applied, err := s.Apply(ctx, p, subj)
+	if err != nil || applied == nil || applied.Verdict == nil {
+		return nil, err
+	}
+	return applied.Verdict.Row, nil
+}
+
+// AnswerFor is AnswerNow for a tool call named tool with arguments args (no working
+// directory: a cwd-scoped rule never answers it). It is what the MCP proxy calls.
+func (s *Service) AnswerFor(ctx context.Context, p elicit.Prompt, tool string, args map[string]any) (*models.Elicitation, error) {
+	return s.AnswerNow(ctx, p, Subject{Session: p.Session, Tool: tool, Input: args})
+}
