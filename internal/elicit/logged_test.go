@@ -2,15 +2,10 @@ package elicit_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
-	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -23,22 +18,10 @@ import (
 // logged again.
 func TestLifecycleEventsLoggedExactlyOnce(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open("sqlite://" + filepath.Join(t.TempDir(), "g.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	svc := sessions.New(st, &auth.Checker{Mode: auth.ModeNone, Grants: st})
-	agent, _ := svc.CreateAgent(ctx, auth.LocalUser, sessions.AgentInput{Name: "a"})
-	root, _ := svc.CreateSession(ctx, auth.LocalUser, sessions.SessionInput{AgentID: agent.ID})
-	child, err := svc.CreateSession(ctx, auth.LocalUser, sessions.SessionInput{AgentID: agent.ID, ParentSessionID: root.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st := openStore(t, "")
+	root := newSession(t, st, "")
+	child := newSession(t, st, root.ID)
+	log := quietLog()
 	later := &offsetClock{}
 	core := elicit.New(st, stream.NewDurable(st, log), elicit.Options{Log: log, Clock: later})
 

@@ -12,8 +12,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
-	"github.com/gatehouse-dev/gatehouse/internal/sessions"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -30,23 +28,8 @@ func TestResolveRefusesNULContent(t *testing.T) {
 		urls = append(urls, testserver.Databases(t)[1].NewURL(t))
 	}
 	for _, url := range urls {
-		st, err := store.Open(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		if err := st.Migrate(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		svc := sessions.New(st, &auth.Checker{Mode: auth.ModeNone, Grants: st})
-		agent, err := svc.CreateAgent(ctx, auth.LocalUser, sessions.AgentInput{Name: "a"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sess, err := svc.CreateSession(ctx, auth.LocalUser, sessions.SessionInput{AgentID: agent.ID})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openStore(t, url)
+		sess := newSession(t, st, "")
 		core := elicit.New(st, stream.NewLocal(), elicit.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		row, err := core.Open(ctx, elicit.Prompt{Session: sess, Origin: models.OriginClaudePermission, Params: map[string]any{"message": "m"}})
 		if err != nil {

@@ -4,15 +4,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
-	"github.com/gatehouse-dev/gatehouse/internal/sessions"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -25,23 +21,8 @@ import (
 // with the same id, and abandons the others once their leases lapse.
 func TestShutdownWhileRequestsArrive(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open("sqlite://" + filepath.Join(t.TempDir(), "g.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	svc := sessions.New(st, &auth.Checker{Mode: auth.ModeNone, Grants: st})
-	agent, err := svc.CreateAgent(ctx, auth.LocalUser, sessions.AgentInput{Name: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := svc.CreateSession(ctx, auth.LocalUser, sessions.SessionInput{AgentID: agent.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, "")
+	sess := newSession(t, st, "")
 	core := elicit.New(st, stream.NewLocal(), elicit.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 
 	const n = 40

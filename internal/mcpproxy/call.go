@@ -111,7 +111,7 @@ func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.Too
 			return nil, nil, err
 		}
 		if row != nil {
-			return p.settle(ctx, req, c, call, how, row)
+			return p.settle(ctx, req, call, how, row)
 		}
 	}
 	if how == askMissing {
@@ -125,7 +125,7 @@ func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.Too
 		Params: policy.PromptParams(ev, res, how == askInputURL || how == askURLError || (how == askHold && p.o.Mode == mcp.ModeURL))}
 	prompt.URLMode = prompt.Params["mode"] == mcp.ModeURL
 	if prev != nil && !prev.IsPending() {
-		return p.settle(ctx, req, c, call, how, prev)
+		return p.settle(ctx, req, call, how, prev)
 	}
 	if how == askHold {
 		if prev != nil {
@@ -139,7 +139,7 @@ func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.Too
 		if err != nil {
 			return nil, nil, err
 		}
-		return p.settle(ctx, req, c, call, how, cur)
+		return p.settle(ctx, req, call, how, cur)
 	}
 	prompt.Timeout = p.o.ApprovalTTL
 	row, err := p.elicit.Open(ctx, prompt)
@@ -151,7 +151,7 @@ func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.Too
 
 // settle answers from a prompt's current state: accepted runs the call (spending the
 // approval), declined or undecided is an isError result, pending asks again.
-func (p *Proxy) settle(ctx context.Context, req Request, c mcp.Client, call mcp.ToolCall, how channel, row *models.Elicitation) (map[string]any, *mcp.Error, error) {
+func (p *Proxy) settle(ctx context.Context, req Request, call mcp.ToolCall, how channel, row *models.Elicitation) (map[string]any, *mcp.Error, error) {
 	switch {
 	case row.IsPending():
 		return p.stillPending(req, call, how, row)
@@ -239,7 +239,7 @@ func (p *Proxy) hold(ctx context.Context, req Request, call mcp.ToolCall, prompt
 					return nil, nil, err
 				}
 			}
-			return p.settle(ctx, req, mcp.Client{}, call, askHold, row)
+			return p.settle(ctx, req, call, askHold, row)
 		}
 	}
 }

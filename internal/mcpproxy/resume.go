@@ -54,7 +54,7 @@ func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.
 				return nil, nil, err
 			}
 			if out.Row != nil && !accepted(out.Row) {
-				return p.settle(ctx, req, c, call, how, out.Row)
+				return p.settle(ctx, req, call, how, out.Row)
 			}
 		}
 		return mcp.TextResult("Declined at the MCP client; the tool did not run.", true), nil, nil
@@ -66,7 +66,7 @@ func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.
 			return nil, nil, err
 		}
 	}
-	return p.settle(ctx, req, c, call, how, row)
+	return p.settle(ctx, req, call, how, row)
 }
 
 // clientDeclined reports whether the client answered the approval request with

@@ -94,6 +94,12 @@ type Prompt struct {
 	Preview    string
 	PreviewCut bool
 
+	// Tool shows the tool call in its own terms on the approval page (diffs, a URL,
+	// labelled fields) where the details alone would show raw JSON; nil otherwise.
+	// CardTool is the same call within a list card's bounds (nil: not a tool call).
+	Tool     *Tool
+	CardTool *Tool
+
 	// CanRemember offers "approve and remember" (the protocol can keep the grant).
 	CanRemember bool
 	// Feedback is the reason typed before a failed submit, shown again.
@@ -128,8 +134,10 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 	}
 	p.Message, p.Cut = Cut(p.Message, MaxMessage)
 	var cut bool
-	p.Details, cut = details(params)
-	p.Cut = p.Cut || cut
+	var shown map[string]bool
+	p.Tool, shown = pageTool(params)
+	p.Details, cut = details(params, shown)
+	p.Cut = p.Cut || cut || (p.Tool != nil && p.Tool.Cut)
 	p.CanRemember = canRemember(origin, params)
 
 	switch {
@@ -172,6 +180,9 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 		}
 	}
 	p.Preview, p.PreviewCut = cardPreview(params)
+	if p.CardTool = DescribeTool(params, true); p.CardTool != nil {
+		p.PreviewCut = p.CardTool.Cut
+	}
 	p.PreviewCut = p.PreviewCut || p.Cut
 	return p
 }
@@ -256,12 +267,13 @@ func approvalFlag(schema map[string]any) string {
 }
 
 // details lists the facts worth showing, most important first, within MaxRendered
-// bytes in all; it reports whether any was cut.
-func details(params map[string]any) ([]Detail, bool) {
+// bytes in all, leaving out those the page's tool view shows (by test id); it reports
+// whether any was cut.
+func details(params map[string]any, shown map[string]bool) ([]Detail, bool) {
 	var out []Detail
 	left, cut := MaxRendered, false
 	add := func(label, value string, block bool, id string) {
-		if strings.TrimSpace(value) == "" {
+		if strings.TrimSpace(value) == "" || shown[id] {
 			return
 		}
 		limit := min(MaxText, left)
@@ -278,6 +290,9 @@ func details(params map[string]any) ([]Detail, bool) {
 		out = append(out, Detail{Label: label, Value: v, Block: block, TestID: id})
 	}
 	addJSON := func(label string, v any, id string) {
+		if shown[id] {
+			return
+		}
 		if left <= 0 {
 			cut = true
 			return
