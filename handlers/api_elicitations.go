@@ -113,9 +113,16 @@ func elicitationState(row *models.Elicitation) map[string]any {
 		if row.ResolvedVia != nil {
 			out["resolved_via"] = *row.ResolvedVia
 		}
+		if row.RuleID != nil {
+			out["rule_id"] = *row.RuleID
+		}
 		return out
 	default:
-		return map[string]any{"status": "resolved", "outcome": row.Status, "resolved_at": row.ResolvedAt}
+		out := map[string]any{"status": "resolved", "outcome": row.Status, "resolved_at": row.ResolvedAt}
+		if row.RuleID != nil {
+			out["rule_id"] = *row.RuleID
+		}
+		return out
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/rules"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // hookPark is a request ready to park: the caller's level on the session, the prompt
@@ -22,6 +24,16 @@ type hookPark struct {
 	noVerdict any
 	// immediate, when set, is answered at once without parking.
 	immediate any
+	// subject, when set, is what Gatehouse rules match the request on (internal/rules):
+	// a matching allow or deny rule answers at once, an ask rule sets the wait.
+	subject *rules.Subject
+	// onTimeout, when set, is the verdict given when the wait runs out (an ask rule's
+	// on_timeout); its feedback names the timeout.
+	onTimeout *elicit.Result
+	// timedOut, when set, is the "no verdict" body for a wait of its own (ownWait: an
+	// ask rule's) that ran out, naming the timeout; nil: noVerdict.
+	timedOut any
+	ownWait  bool
 }
 
 // parkHook is the one park-and-answer path of every request that waits for a person:
@@ -47,6 +59,10 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 			ch <- ready{h: h, err: err}
 			return
 		}
+		if answered, err := s.applyRules(c, h); err != nil || answered {
+			ch <- ready{h: h, err: err}
+			return
+		}
 		w, err := s.elicit.Attach(c.Request().Context(), h.prompt)
 		ch <- ready{h: h, w: w, err: err}
 	}()
@@ -67,10 +83,44 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 	if err != nil {
 		return err
 	}
+	if v.Status == models.StatusExpired {
+		if r.h.onTimeout != nil {
+			return c.JSON(http.StatusOK, r.h.answer(*r.h.onTimeout))
+		}
+		if r.h.ownWait && r.h.timedOut != nil {
+			return c.JSON(http.StatusOK, r.h.timedOut)
+		}
+	}
 	if !v.Decided() {
 		return r.h.noAnswer(c)
 	}
 	return c.JSON(http.StatusOK, r.h.answer(v.Result))
+}
+
+// applyRules runs Gatehouse's rules on a request about to park: an allow or deny rule
+// answers it at once (recorded as decided by the rule), an ask rule gives it the rule's
+// wait and timeout answer. Requests without a subject (questions, forms) are left alone.
+//
+// answered reports that the request needs no wait: h.immediate holds the rule's
+// verdict, or — when a retry found its prompt ended without one — is nil for the "no
+// verdict" answer.
+func (s *Server) applyRules(c echo.Context, h *hookPark) (answered bool, err error) {
+	if s.rules == nil || h.subject == nil {
+		return false, nil
+	}
+	h.subject.Session = h.prompt.Session
+	applied, err := s.rules.Apply(c.Request().Context(), h.prompt, *h.subject)
+	if err != nil || applied == nil {
+		return false, err
+	}
+	if applied.Verdict != nil {
+		if applied.Verdict.Decided() {
+			h.immediate = h.answer(applied.Verdict.Result)
+		}
+		return true, nil
+	}
+	h.prompt, h.onTimeout, h.ownWait = applied.Prompt, applied.OnTimeout, true
+	return false, nil
 }
 
 // noAnswer sends the "no verdict" answer.

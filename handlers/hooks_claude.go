@@ -10,6 +10,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -175,8 +176,12 @@ func decodeClaude(ev claudeEvent, body []byte) (*claude.Payload, error) {
 // claudePark describes how to park a decoded Claude hook and answer it in Claude
 // Code's hook format.
 func claudePark(ev claudeEvent, sess *models.Session, level auth.Level, p *claude.Payload) *hookPark {
-	return &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: p.ElicitationID, Origin: ev.origin, Params: ev.params(p)},
+	h := &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: p.ElicitationID, Origin: ev.origin, Params: ev.params(p)},
 		answer: func(r elicit.Result) any { return ev.answer(p, claude.Verdict{Action: r.Action, Content: r.Content}) }}
+	if ev.origin != models.OriginClaudeElicit {
+		h.subject = &rules.Subject{Tool: p.ToolName, Input: p.Input(), Cwd: p.Cwd}
+	}
+	return h
 }
 
 // checkExternalID insists on a usable external id (Claude's session_id, agent_id).

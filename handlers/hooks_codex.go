@@ -12,6 +12,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -67,14 +68,24 @@ func (s *Server) prepareCodex(c echo.Context) (*hookPark, error) {
 			return nil, err
 		}
 	}
-	return &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: eid, Origin: models.OriginCodex, Params: params},
+	h := &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: eid, Origin: models.OriginCodex, Params: params},
 		answer: func(r elicit.Result) any {
 			if r.Action == elicit.ActionDecline {
 				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
 			}
 			return req.Answer(codex.Verdict{Action: r.Action, Content: r.Content})
-		}}, nil
+		}}
+	if cmd, ok := params["command"].(string); ok && cmd != "" {
+		// Codex command approvals are the tool "shell" to rules; the pattern sees the
+		// command line as Codex shows it.
+		cwd, _ := params["cwd"].(string)
+		h.subject = &rules.Subject{Tool: codexShellTool, Input: map[string]any{"command": cmd}, Cwd: cwd}
+	}
+	return h, nil
 }
+
+// codexShellTool is the tool name rules use for Codex command approvals.
+const codexShellTool = "shell"
 
 // checkCodexRetry refuses (409) to re-attach a request to a prompt that was opened for
 // a different request under the same JSON-RPC id — an app-server that restarted its id

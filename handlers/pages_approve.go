@@ -194,10 +194,23 @@ func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (
 	var params map[string]any
 	_ = json.Unmarshal(row.Params, &params)
 	d.Prompt = prompt.Describe(row.Origin, params, s.md)
-	d.Created, d.Expires = row.CreatedAt, row.ExpiresAt
+	d.Created, d.Expires, d.Now = row.CreatedAt, row.ExpiresAt, time.Now().UTC()
 	if !row.IsPending() {
 		o := outcomeOf(row)
 		d.Outcome = &o
+	} else if s.rules != nil {
+		if d.RuleOffer = ruleOfferFor(row); d.RuleOffer != nil {
+			d.RuleOffer.Action = approvePath(sess.ID, eid) + "/rule"
+		}
+	}
+	if onTimeout, ok := params["on_timeout"].(string); ok && row.IsPending() {
+		// A wait of its own: an ask rule's or a policy's.
+		d.OnTimeout = onTimeout
+		if row.RuleID != nil {
+			d.WaitSource = "rule " + *row.RuleID
+		} else if name, _ := params["policy_name"].(string); name != "" {
+			d.WaitSource = "policy " + name
+		}
 	}
 	return d, row, nil
 }
@@ -224,6 +237,9 @@ func outcomeOf(row *models.Elicitation) views.Outcome {
 	}
 	if row.ResolvedVia != nil {
 		o.Via = *row.ResolvedVia
+	}
+	if row.RuleID != nil {
+		o.RuleID = *row.RuleID
 	}
 	return o
 }

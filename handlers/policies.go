@@ -10,6 +10,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/rules"
 )
 
 // evaluateBody is the body of POST /policies/evaluate.
@@ -43,13 +44,21 @@ func (s *Server) evaluatePolicies(c echo.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		answer, prompt := s.evaluate.Evaluate(ctx, evaluate.Request{Session: sess, User: userOf(c), Level: level,
+		answer, ask := s.evaluate.Evaluate(ctx, evaluate.Request{Session: sess, User: userOf(c), Level: level,
 			Phase: phase, Target: in.Event.Target, Data: data, Context: evCtx})
-		if prompt == nil {
+		if ask == nil {
 			return &hookPark{immediate: answer}, nil
 		}
-		return &hookPark{level: level, prompt: *prompt, noVerdict: evaluate.NoVerdict,
-			answer: func(r elicit.Result) any { return evaluate.Decided(r) }}, nil
+		h := &hookPark{level: level, prompt: ask.Prompt, noVerdict: evaluate.NoVerdict, timedOut: evaluate.TimedOut,
+			ownWait: ask.OwnWait, onTimeout: ask.OnTimeout,
+			answer: func(r elicit.Result) any { return evaluate.Decided(r) }}
+		if phase == policy.PhaseToolCall {
+			name, _ := data["name"].(string)
+			args, _ := data["arguments"].(map[string]any)
+			cwd, _ := evCtx["cwd"].(string)
+			h.subject = &rules.Subject{Tool: name, Input: args, Cwd: cwd}
+		}
+		return h, nil
 	})
 }
 

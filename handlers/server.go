@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
+	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/views"
@@ -56,6 +57,8 @@ type Deps struct {
 	// Hosts, when set (--auth none), refuses requests whose Host header is not one of
 	// the server's own names (DNS rebinding).
 	Hosts *auth.HostGuard
+	// Rules is Gatehouse's own rules (/rules, /v1/rules); nil: no rule ever applies.
+	Rules *rules.Service
 }
 
 // Server holds the handlers' dependencies.
@@ -75,13 +78,15 @@ type Server struct {
 	cookies   *gsessions.CookieStore
 	md        *markdown.Renderer
 	assets    views.Assets
+	rules     *rules.Service
 }
 
 // New builds the Echo app with every route.
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
-		inbox: d.Inbox, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs()}
+		inbox: d.Inbox, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
+		rules: d.Rules}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -137,6 +142,11 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)
 	v1.DELETE("/sessions/:sid/mcp", s.mcpDelete)
 
+	v1.POST("/rules", s.createRule)
+	v1.GET("/rules", s.listRules)
+	v1.GET("/rules/:id", s.getRule)
+	v1.DELETE("/rules/:id", s.revokeRule)
+
 	// Browser pages (§8): identity as for the API; errors render as pages.
 	e.GET("/static/*", s.serveStatic)
 	pages := e.Group("", pageHeaders, s.identify)
@@ -151,6 +161,10 @@ func New(d Deps) *echo.Echo {
 	pages.POST("/inbox/:sid/:eid", s.decideFromList)
 	pages.GET("/sessions/:sid", s.showSessionPage)
 	pages.GET("/sessions/:sid/events", s.sessionEvents)
+	pages.GET("/rules", s.showRulesPage)
+	pages.POST("/rules", s.postRulesPage)
+	pages.POST("/rules/:id/revoke", s.postRevokeRule)
+	pages.POST("/approve/:sid/:eid/rule", s.postApproveWithRule)
 	return e
 }
 

@@ -106,6 +106,9 @@ const (
 	ViaGrace    = "disconnect"
 	// ViaMCPClient: the person at an MCP client declined the approval request there.
 	ViaMCPClient = "mcp_client"
+	// ViaRule: a Gatehouse rule answered without asking anyone (Elicitation.RuleID
+	// names it; ResolvedBy is the person who made the rule).
+	ViaRule = "rule"
 )
 
 // Elicitation is one parked request: the source of truth for its state and the audit log.
@@ -135,6 +138,9 @@ type Elicitation struct {
 	// CallKey identifies the MCP tool call an approval is for (see mcpproxy), so a
 	// retried call finds its approval instead of asking again; nil for other prompts.
 	CallKey *string `gorm:"column:call_key"`
+	// RuleID names the Gatehouse rule that answered the prompt (ResolvedVia ViaRule) or
+	// that set its wait and timeout answer; nil for prompts no rule touched.
+	RuleID *string `gorm:"column:rule_id"`
 }
 
 // Stages of Elicitation.Logged.
@@ -146,3 +152,44 @@ const (
 
 // IsPending reports whether nobody has decided e yet.
 func (e *Elicitation) IsPending() bool { return e.Status == StatusPending }
+
+// Rule effects: what a matching request gets.
+const (
+	EffectAllow = "allow"
+	EffectDeny  = "deny"
+	// EffectAsk parks the request for a person, with the rule's own wait and answer
+	// when that wait runs out.
+	EffectAsk = "ask"
+)
+
+// Rule is a Gatehouse rule: for one tool and a pattern over its input, within a scope,
+// allow or deny at once (or ask with its own wait), until ExpiresAt or until revoked.
+// Rows are never deleted (decisions name them).
+type Rule struct {
+	ID        string `gorm:"primaryKey" json:"id"`
+	Effect    string `gorm:"column:effect" json:"effect"`
+	Tool      string `gorm:"column:tool" json:"tool"`
+	MatchKind string `gorm:"column:match_kind" json:"-"`
+	Pattern   string `gorm:"column:pattern" json:"-"`
+	ScopeKind string `gorm:"column:scope_kind" json:"-"`
+	// ScopeValue is the root session id, agent id or directory the scope names ("" for
+	// everywhere).
+	ScopeValue string `gorm:"column:scope_value" json:"-"`
+	// TimeoutSeconds is an ask rule's wait (0: the server's default); OnTimeout the
+	// answer when it runs out ("", "none", "deny", "allow").
+	TimeoutSeconds int64      `gorm:"column:timeout_seconds" json:"-"`
+	OnTimeout      string     `gorm:"column:on_timeout" json:"-"`
+	Note           string     `gorm:"column:note" json:"note,omitempty"`
+	CreatedBy      string     `gorm:"column:created_by" json:"created_by"`
+	CreatedAt      time.Time  `gorm:"column:created_at" json:"created_at"`
+	ExpiresAt      *time.Time `gorm:"column:expires_at" json:"expires_at"`
+	RevokedAt      *time.Time `gorm:"column:revoked_at" json:"revoked_at,omitempty"`
+	RevokedBy      *string    `gorm:"column:revoked_by" json:"revoked_by,omitempty"`
+	FireCount      int64      `gorm:"column:fire_count" json:"fire_count"`
+	LastFiredAt    *time.Time `gorm:"column:last_fired_at" json:"last_fired_at"`
+}
+
+// Live reports whether r still applies at now: not revoked and not expired.
+func (r *Rule) Live(now time.Time) bool {
+	return r.RevokedAt == nil && (r.ExpiresAt == nil || r.ExpiresAt.After(now))
+}

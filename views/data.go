@@ -58,6 +58,16 @@ type ApprovePage struct {
 	// Outcome is set once the prompt is decided, expired or abandoned.
 	Outcome *Outcome
 	Missing bool
+	// Now is when the page was rendered (for the remaining wait).
+	Now time.Time
+	// OnTimeout is the answer when the prompt's own wait runs out ("none", "deny",
+	// "allow"), WaitSource what set that wait ("rule rule_…", "policy x"); both empty
+	// for the server's default wait.
+	OnTimeout  string
+	WaitSource string
+	// RuleOffer is the "approve and make a rule…" control; nil when the prompt has no
+	// tool a rule could name.
+	RuleOffer *RuleOffer
 }
 
 // Session returns the crumb of the session that owns the prompt.
@@ -76,6 +86,8 @@ type Outcome struct {
 	By     string
 	Via    string
 	At     *time.Time
+	// RuleID names the Gatehouse rule that decided (Via "rule") or set the wait.
+	RuleID string
 }
 
 // InboxPage lists every prompt the user may decide.

@@ -59,6 +59,8 @@ func (o Outcome) ViaText() string {
 		return "server shutdown"
 	case "mcp_client":
 		return "the MCP client"
+	case "rule":
+		return "Gatehouse rule " + o.RuleID
 	}
 	return o.Via
 }
@@ -152,4 +154,42 @@ func ruleText(r prompt.SuggestionRule) string {
 		return r.Tool
 	}
 	return r.Tool + "(" + r.Content + ")"
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// effectTone is the pill colour of a rule effect.
+func effectTone(effect string) string {
+	switch effect {
+	case "allow":
+		return "ok"
+	case "deny":
+		return "bad"
+	}
+	return "neutral"
+}
+
+// remaining says how long a pending prompt still waits, for people ("4 min left").
+func remaining(until, now time.Time) string {
+	d := until.Sub(now)
+	switch {
+	case d <= 0:
+		return "time is up"
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + " s left"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + " min left"
+	}
+	return strconv.Itoa(int(d.Hours())) + " h " + strconv.Itoa(int(d.Minutes())%60) + " min left"
+}
+
+// timeoutText says what happens when a rule's wait runs out.
+func timeoutText(onTimeout string) string {
+	switch onTimeout {
+	case "deny":
+		return "the request is denied, as a timeout"
+	case "allow":
+		return "the request is allowed, as a timeout"
+	}
+	return "no decision (a timeout; nobody declined)"
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy/upstream"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
@@ -144,9 +145,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		ups = pool
 		log.Info("upstream MCP servers configured", "file", cfg.MCPServers, "count", len(servers.Servers))
 	}
+	ruleBook := rules.New(st, svc, access, core)
 	proxy = mcpproxy.New(core, policies, mcpRunner, ups, mcp.NewStateSigner(secret), mcpproxy.Options{
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
-		InputTimeout: cfg.MCPInputTimeout, Log: log,
+		InputTimeout: cfg.MCPInputTimeout, Log: log, Rules: ruleBook,
 	})
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
@@ -154,7 +156,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		Metrics:         m.Handler(),
 		Runner:          run,
-		Evaluate:        evaluate.New(policies, cfg.ElicitationMode == mcp.ModeURL),
+		Evaluate:        evaluate.New(policies, cfg.ElicitationMode == mcp.ModeURL).WithMaxWait(cfg.ElicitationTimeout),
 		MCP:             proxy,
 		PublicURL:       cfg.PublicURL,
 		Inbox:           box,
@@ -162,6 +164,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Streams:         guard,
 		Hosts:           hostGuard(cfg),
 		BodyReadTimeout: cfg.BodyReadTimeout,
+		Rules:           ruleBook,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }

@@ -156,6 +156,8 @@ type Prompt struct {
 	Timeout time.Duration
 	// CallKey names the MCP tool call an approval is for (see LatestMCPApproval).
 	CallKey string
+	// RuleID names the Gatehouse rule that set this prompt's wait (an ask rule).
+	RuleID string
 }
 
 // Open inserts the prompt and publishes it on its session and every ancestor, or
@@ -226,6 +228,9 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 	}
 	if p.CallKey != "" {
 		row.CallKey = &p.CallKey
+	}
+	if p.RuleID != "" {
+		row.RuleID = &p.RuleID
 	}
 	if err := s.store.InsertElicitation(ctx, row); err != nil {
 		if errors.Is(err, store.ErrConflict) {

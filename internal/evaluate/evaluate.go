@@ -6,6 +6,7 @@ package evaluate
 
 import (
 	"context"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
@@ -24,6 +25,7 @@ const (
 const (
 	ReasonDeclined   = "Approval was declined."
 	ReasonNotGranted = "Approval was not granted."
+	ReasonTimedOut   = "Timed out: nobody decided in time. No person declined this request."
 )
 
 // Answer is what the agent is told.
@@ -48,6 +50,8 @@ type Request struct {
 type Service struct {
 	policies *policy.Engine
 	urlMode  bool
+	// maxWait is the server's longest wait (a policy's own timeout is capped to it).
+	maxWait time.Duration
 }
 
 // New builds the use case over the policy engine; urlMode publishes parked ASKs in MCP
@@ -56,13 +60,33 @@ func New(policies *policy.Engine, urlMode bool) *Service {
 	if policies == nil {
 		policies = policy.New()
 	}
-	return &Service{policies: policies, urlMode: urlMode}
+	return &Service{policies: policies, urlMode: urlMode, maxWait: 24 * time.Hour}
 }
 
-// Evaluate answers at once, or returns the prompt to park when a person is to decide:
+// WithMaxWait sets the server's longest wait (--elicitation-timeout), which caps a
+// policy's own timeout; it returns s.
+func (s *Service) WithMaxWait(d time.Duration) *Service {
+	if d > 0 {
+		s.maxWait = d
+	}
+	return s
+}
+
+// Ask is an ASK a person is to decide: the prompt to park and, when the policy set its
+// own wait (timeout, on_timeout), what to answer when that wait runs out.
+type Ask struct {
+	Prompt elicit.Prompt
+	// OwnWait is set when the policy gave its own timeout or on_timeout: a wait that
+	// runs out is then answered TimedOut (or OnTimeout), naming the timeout.
+	OwnWait bool
+	// OnTimeout is the verdict when the wait runs out (nil: no verdict).
+	OnTimeout *elicit.Result
+}
+
+// Evaluate answers at once, or returns the ASK to park when a person is to decide:
 // an ASK on a phase a person can approve from a caller who may park. Anyone else gets
 // the ASK back, for their own harness to handle.
-func (s *Service) Evaluate(ctx context.Context, r Request) (Answer, *elicit.Prompt) {
+func (s *Service) Evaluate(ctx context.Context, r Request) (Answer, *Ask) {
 	sess := r.Session
 	ev := policy.NewEvent(policy.SessionInfo{ID: sess.ID, Depth: sess.Depth, RootID: sess.RootID},
 		r.User, r.Phase, r.Target, r.Data, r.Context)
@@ -76,8 +100,23 @@ func (s *Service) Evaluate(ctx context.Context, r Request) (Answer, *elicit.Prom
 	if !r.Level.CanPark() || !approvable(r.Phase) {
 		return Answer{Result: ResultAsk, Reason: res.Reason}, nil
 	}
-	return Answer{}, &elicit.Prompt{Session: sess, Origin: models.OriginPolicy,
-		Params: policy.PromptParams(ev, res, s.urlMode), URLMode: s.urlMode}
+	ask := &Ask{Prompt: elicit.Prompt{Session: sess, Origin: models.OriginPolicy,
+		Params: policy.PromptParams(ev, res, s.urlMode), URLMode: s.urlMode, Timeout: res.Timeout}}
+	if res.Timeout > 0 || res.OnTimeout != "" {
+		ask.OwnWait = true
+		wait := res.Timeout
+		if wait <= 0 {
+			wait = s.maxWait
+		}
+		onTimeout := res.OnTimeout
+		if onTimeout == "" {
+			onTimeout = "none"
+		}
+		ask.Prompt.Params["timeout_seconds"] = int64(wait / time.Second)
+		ask.Prompt.Params["on_timeout"] = onTimeout
+		ask.OnTimeout = elicit.TimeoutVerdict(onTimeout, wait, "policy '"+res.Policy+"'")
+	}
+	return Answer{}, ask
 }
 
 // Decided is the answer a parked ASK ends with when a person decided: accept allows;
@@ -87,10 +126,19 @@ func Decided(r elicit.Result) Answer {
 	case elicit.ActionAccept:
 		return Answer{Result: ResultAllow}
 	case elicit.ActionDecline:
+		// A verdict a rule gave (or a timeout answer) says so in its feedback; only a
+		// person's own "no" is "declined".
+		if fb, _ := r.Content["feedback"].(string); fb != "" {
+			return Answer{Result: ResultDeny, Reason: fb}
+		}
 		return Answer{Result: ResultDeny, Reason: ReasonDeclined}
 	}
 	return NoVerdict
 }
+
+// TimedOut is the answer when a parked ASK's wait ran out with no decision: the agent
+// may not go on, and is told it was a timeout, not a person's refusal.
+var TimedOut = Answer{Result: ResultDeny, Reason: ReasonTimedOut}
 
 // NoVerdict is the answer when a parked ASK ends without a person's verdict (it
 // expired, its client left, the server stopped): the agent may not go on.

@@ -100,11 +100,23 @@ func callKey(sid, tool string, call mcp.ToolCall, toolUseID string) string {
 // asked about finds its prompt (by call key) instead of opening a second one.
 func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.ToolCall, ev policy.Event, res policy.Result, st Stream) (map[string]any, *mcp.Error, error) {
 	how := p.channelFor(c)
+	meta := mcp.ParseRequestMeta(call.Params)
+	key := callKey(req.Session.ID, call.Name, call, meta.ToolUseID)
+	if p.o.Rules != nil {
+		// A Gatehouse rule answers without asking anyone: an allow runs the call (its
+		// approval spent once, like a person's), a deny is the isError "declined" result.
+		rp := elicit.Prompt{Session: req.Session, Origin: models.OriginPolicy, CallKey: key, Params: policy.PromptParams(ev, res, false)}
+		row, err := p.o.Rules.AnswerFor(ctx, rp, call.Name, call.ArgumentsMap())
+		if err != nil {
+			return nil, nil, err
+		}
+		if row != nil {
+			return p.settle(ctx, req, call, how, row)
+		}
+	}
 	if how == askMissing {
 		return nil, mcp.MissingCapabilityError(), nil
 	}
-	meta := mcp.ParseRequestMeta(call.Params)
-	key := callKey(req.Session.ID, call.Name, call, meta.ToolUseID)
 	prev, err := p.elicit.LatestMCPApproval(ctx, req.Session.ID, key, p.o.Now().UTC().Add(-p.o.ApprovalTTL))
 	if err != nil {
 		return nil, nil, err

@@ -67,6 +67,15 @@ type Options struct {
 	Log           *slog.Logger
 	// Now tells time (injected in tests); time.Now when nil.
 	Now func() time.Time
+	// Rules, when set, answers a policy ASK without asking anyone when a Gatehouse
+	// allow or deny rule matches the call (internal/rules).
+	Rules RuleBook
+}
+
+// RuleBook decides a prompt by a Gatehouse rule: the decided row when an allow or deny
+// rule matches tool and args in the prompt's session (nil when none does).
+type RuleBook interface {
+	AnswerFor(ctx context.Context, p elicit.Prompt, tool string, args map[string]any) (*models.Elicitation, error)
 }
 
 // Proxy answers MCP requests for Gatehouse sessions.

@@ -91,6 +91,10 @@ func clientDeclined(call mcp.ToolCall, key string) bool {
 // declinedResult tells the client, as a tool error its model can read, who declined
 // the call and why.
 func declinedResult(row *models.Elicitation) map[string]any {
+	if row.ResolvedVia != nil && *row.ResolvedVia == models.ViaRule {
+		// A rule's deny names the rule (its feedback), never a person.
+		return mcp.TextResult(strings.TrimSpace(declineReason(row.Content)+" The tool did not run."), true)
+	}
 	who := "a person"
 	if row.ResolvedBy != nil && *row.ResolvedBy != "" {
 		who = *row.ResolvedBy

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"gopkg.in/yaml.v3"
@@ -13,7 +14,7 @@ import (
 
 // policyKeys are the keys a policy entry may have; anything else is a typo worth
 // stopping the server for (a misspelt `when` would otherwise match every event).
-var policyKeys = []string{"name", "on", "when", "action", "reason"}
+var policyKeys = []string{"name", "on", "when", "action", "reason", "timeout", "on_timeout"}
 
 // LoadFile reads the --policy-file. An empty path is an engine without policies. Any
 // problem — unreadable file, bad YAML, unknown key, invalid CEL — is an error naming
@@ -154,6 +155,29 @@ func parseEntry(env *cel.Env, item *yaml.Node, errAt errAtFunc) (*policy, error)
 		reason = strings.TrimSpace(n.Value)
 	}
 
+	// An ASK may set its own wait and the answer when it runs out (issue 10 part 5).
+	var timeout time.Duration
+	if n := fields["timeout"]; n != nil {
+		if action != Ask {
+			return nil, inPolicy(n.Line, "timeout applies to ASK policies only")
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(n.Value))
+		if n.Kind != yaml.ScalarNode || err != nil || d < time.Second {
+			return nil, inPolicy(n.Line, "timeout must be a duration of at least 1s, such as 30s or 5m")
+		}
+		timeout = d
+	}
+	onTimeout := ""
+	if n := fields["on_timeout"]; n != nil {
+		if action != Ask {
+			return nil, inPolicy(n.Line, "on_timeout applies to ASK policies only")
+		}
+		onTimeout = strings.ToLower(strings.TrimSpace(n.Value))
+		if n.Kind != yaml.ScalarNode || (onTimeout != "none" && onTimeout != "deny" && onTimeout != "allow") {
+			return nil, inPolicy(n.Line, "on_timeout must be none, deny or allow")
+		}
+	}
+
 	var on []string
 	if n := fields["on"]; n != nil {
 		switch n.Kind {
@@ -192,7 +216,7 @@ func parseEntry(env *cel.Env, item *yaml.Node, errAt errAtFunc) (*policy, error)
 			}
 		}
 	}
-	d := Decision{Action: action, Reason: reason}
+	d := Decision{Action: action, Reason: reason, Timeout: timeout, OnTimeout: onTimeout}
 	return &policy{name: name, triggers: triggers, eval: func(ctx context.Context, _ Event, vars func() map[string]any) (Decision, error) {
 		if cond == nil {
 			return d, nil

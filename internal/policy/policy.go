@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Action is a policy's answer.
@@ -105,6 +106,10 @@ func (e Event) Vars() map[string]any {
 type Decision struct {
 	Action Action
 	Reason string
+	// Timeout and OnTimeout are an ASK's own wait and the answer when it runs out
+	// ("none", "deny", "allow"; "" is none); zero: the server's default wait.
+	Timeout   time.Duration
+	OnTimeout string
 }
 
 // Func is a policy written in Go (for embedding and tests). A panic counts as a
@@ -118,6 +123,9 @@ type Result struct {
 	Reason string
 	// Policy names the deciding policy: the DENY, or the first ASK. Empty for ALLOW.
 	Policy string
+	// Timeout and OnTimeout are the first ASK's own wait and timeout answer, if set.
+	Timeout   time.Duration
+	OnTimeout string
 }
 
 // trigger is one entry of a policy's `on` list: a phase, optionally narrowed to a tool.
@@ -222,6 +230,8 @@ func (e *Engine) EvaluateContext(ctx context.Context, ev Event) Result {
 	e.mu.RUnlock()
 	var asks []string
 	first := ""
+	var wait time.Duration
+	onTimeout := ""
 	var cached map[string]any
 	vars := func() map[string]any {
 		if cached == nil {
@@ -247,12 +257,12 @@ func (e *Engine) EvaluateContext(ctx context.Context, ev Event) Result {
 			}
 			asks = append(asks, p.name+": "+reason)
 			if first == "" {
-				first = p.name
+				first, wait, onTimeout = p.name, d.Timeout, d.OnTimeout
 			}
 		}
 	}
 	if len(asks) > 0 {
-		return Result{Action: Ask, Reason: strings.Join(asks, "; "), Policy: first}
+		return Result{Action: Ask, Reason: strings.Join(asks, "; "), Policy: first, Timeout: wait, OnTimeout: onTimeout}
 	}
 	return Result{Action: Allow}
 }

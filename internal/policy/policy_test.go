@@ -1,10 +1,12 @@
 package policy_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 )
@@ -219,5 +221,26 @@ func TestLoadFile(t *testing.T) {
 	_ = os.WriteFile(empty, []byte("# nothing yet\n"), 0o600)
 	if e, err := policy.LoadFile(empty); err != nil || e.Len() != 0 {
 		t.Fatalf("empty file: %v", err)
+	}
+}
+
+func TestPolicyOwnTimeoutLoads(t *testing.T) {
+	New, Ask, PhaseToolCall := policy.New, policy.Ask, policy.PhaseToolCall
+	e := New()
+	if err := e.LoadYAML("p.yaml", []byte("policies:\n  - name: a\n    action: ASK\n    timeout: 90s\n    on_timeout: deny\n")); err != nil {
+		t.Fatal(err)
+	}
+	res := e.EvaluateContext(context.Background(), policy.NewEvent(policy.SessionInfo{ID: "s"}, "u", PhaseToolCall, "", map[string]any{"name": "x"}, nil))
+	if res.Action != Ask || res.Timeout != 90*time.Second || res.OnTimeout != "deny" {
+		t.Fatalf("result = %+v", res)
+	}
+	for _, bad := range []string{
+		"policies:\n  - name: a\n    action: ALLOW\n    timeout: 90s\n",
+		"policies:\n  - name: a\n    action: ASK\n    timeout: soon\n",
+		"policies:\n  - name: a\n    action: ASK\n    on_timeout: maybe\n",
+	} {
+		if err := New().LoadYAML("p.yaml", []byte(bad)); err == nil {
+			t.Errorf("loaded %q", bad)
+		}
 	}
 }

@@ -42,6 +42,8 @@ type Decision struct {
 	// the race.
 	OnlyIfLeaseAsSeen bool
 	SeenLease         time.Time
+	// RuleID, when set, records the Gatehouse rule that made the decision.
+	RuleID string
 }
 
 // DecidedChannel is the Postgres NOTIFY channel carrying the ids of decided prompts.
@@ -61,10 +63,14 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 	if len(d.Content) > 0 {
 		content = d.Content
 	}
-	query := `UPDATE elicitations
-		SET status = ?, action = ?, content = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?
-		WHERE id = ? AND session_id = ? AND status = ?`
-	args := []any{d.Status, action, content, d.By, d.Via, d.At, id, sessionID, models.StatusPending}
+	set := `status = ?, action = ?, content = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?`
+	args := []any{d.Status, action, content, d.By, d.Via, d.At}
+	if d.RuleID != "" {
+		set += `, rule_id = ?`
+		args = append(args, d.RuleID)
+	}
+	query := `UPDATE elicitations SET ` + set + ` WHERE id = ? AND session_id = ? AND status = ?`
+	args = append(args, id, sessionID, models.StatusPending)
 	if d.OnlyIfLeaseAsSeen {
 		query += ` AND lease_until = ?`
 		args = append(args, d.SeenLease)

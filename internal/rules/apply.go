@@ -1,0 +1,183 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// Subject is what a parking request asks to do, as rules see it.
+type Subject struct {
+	Session *models.Session
+	// Tool is the tool's name as the agent gives it (Claude's tool_name; "shell" for
+	// Codex command approvals; a policy evaluation's event.data.name).
+	Tool string
+	// Input is the tool's input (its arguments); the pattern is compared with
+	// Target(Input).
+	Input map[string]any
+	// Cwd is the agent's working directory, when it says ("" never matches a cwd scope).
+	Cwd string
+}
+
+// Applied is what a matching rule did to a request about to park.
+type Applied struct {
+	Rule *models.Rule
+	// Verdict is set when the rule answered (allow, deny): the prompt is already
+	// recorded as decided by the rule; nothing parks.
+	Verdict *elicit.Verdict
+	// Prompt is, for an ask rule, the prompt to park instead: with the rule's wait and
+	// its id.
+	Prompt elicit.Prompt
+	// OnTimeout is, for an ask rule that answers when its wait runs out, that answer
+	// (its feedback names the timeout); nil: the usual "no verdict".
+	OnTimeout *elicit.Result
+}
+
+// precedence orders effects when several rules match: a deny wins, then an ask.
+func precedence(effect string) int {
+	switch effect {
+	case models.EffectDeny:
+		return 3
+	case models.EffectAsk:
+		return 2
+	}
+	return 1
+}
+
+// Match returns the live rule that applies to subj (nil when none): the tool equals,
+// the pattern matches the target, the scope covers the request, and the rule's creator
+// still holds edit access on the request's session tree. A deny beats an ask beats an
+// allow; among equals the oldest wins.
+func (s *Service) Match(ctx context.Context, subj Subject) (*models.Rule, error) {
+	if subj.Session == nil || subj.Tool == "" {
+		return nil, nil
+	}
+	rows, err := s.store.LiveRulesForTool(ctx, subj.Tool, s.now())
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	target := Target(subj.Input)
+	var best *models.Rule
+	for i := range rows {
+		r := &rows[i]
+		if best != nil && precedence(r.Effect) <= precedence(best.Effect) {
+			continue
+		}
+		if !s.covers(r, subj) || !s.matcher(r)(target) {
+			continue
+		}
+		lvl, err := s.access.LevelOn(ctx, subj.Session.RootID, r.CreatedBy)
+		if err != nil {
+			return nil, err
+		}
+		if lvl < auth.Edit {
+			continue
+		}
+		best = r
+	}
+	return best, nil
+}
+
+// covers reports whether r's scope includes the request.
+func (s *Service) covers(r *models.Rule, subj Subject) bool {
+	switch r.ScopeKind {
+	case ScopeSession:
+		return subj.Session.RootID == r.ScopeValue
+	case ScopeAgent:
+		return subj.Session.AgentID == r.ScopeValue
+	case ScopeCwd:
+		return underDir(subj.Cwd, r.ScopeValue)
+	case ScopeGlobal:
+		return true
+	}
+	return false
+}
+
+// matcher returns r's compiled pattern (cached: a rule's pattern never changes). A
+// stored pattern that does not compile matches nothing.
+func (s *Service) matcher(r *models.Rule) matcher {
+	if m, ok := s.compiled.Load(r.ID); ok {
+		return m.(matcher)
+	}
+	m, err := compile(r.MatchKind, r.Pattern)
+	if err != nil {
+		m = func(string) bool { return false }
+	}
+	s.compiled.Store(r.ID, m)
+	return m
+}
+
+// Apply runs the rules on a request about to park as p. With no matching rule it
+// returns nil. An allow or deny rule records the decision (resolved_via "rule", the
+// rule's id, by its creator) and returns the verdict; an ask rule returns the prompt to
+// park with the rule's wait. Either way the rule's fire count goes up.
+func (s *Service) Apply(ctx context.Context, p elicit.Prompt, subj Subject) (*Applied, error) {
+	r, err := s.Match(ctx, subj)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	if err := s.store.RuleFired(ctx, r.ID, s.now()); err != nil {
+		return nil, err
+	}
+	out := &Applied{Rule: r}
+	switch r.Effect {
+	case models.EffectAllow, models.EffectDeny:
+		res := elicit.Result{Action: elicit.ActionAccept}
+		if r.Effect == models.EffectDeny {
+			res = elicit.Result{Action: elicit.ActionDecline, Content: map[string]any{
+				"feedback": fmt.Sprintf("Denied by Gatehouse rule %s (made by %s).", r.ID, r.CreatedBy)}}
+		}
+		v, err := s.elicit.DecideByRule(ctx, p, res, r.CreatedBy, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		out.Verdict = &v
+		return out, nil
+	}
+	p.RuleID = r.ID
+	wait := s.elicit.Timeout()
+	if r.TimeoutSeconds > 0 {
+		wait = time.Duration(r.TimeoutSeconds) * time.Second
+		p.Timeout = wait
+	}
+	params := make(map[string]any, len(p.Params)+3)
+	for k, v := range p.Params {
+		params[k] = v
+	}
+	params["rule_id"] = r.ID
+	params["timeout_seconds"] = int64(wait / time.Second)
+	onTimeout := r.OnTimeout
+	if onTimeout == "" {
+		onTimeout = OnTimeoutNone
+	}
+	params["on_timeout"] = onTimeout
+	p.Params = params
+	out.Prompt = p
+	out.OnTimeout = elicit.TimeoutVerdict(onTimeout, wait, "Gatehouse rule "+r.ID)
+	return out, nil
+}
+
+// AnswerNow is Apply for callers that take only an immediate answer (the MCP proxy's
+// policy ASK): an allow or deny rule decides p and returns the decided row; with no
+// matching rule, or an ask rule (which such callers do not apply), it returns nil.
+func (s *Service) AnswerNow(ctx context.Context, p elicit.Prompt, subj Subject) (*models.Elicitation, error) {
+	r, err := s.Match(ctx, subj)
+	if err != nil || r == nil || r.Effect == models.EffectAsk {
+		return nil, err
+	}
+	applied, err := s.Apply(ctx, p, subj)
+	if err != nil || applied == nil || applied.Verdict == nil {
+		return nil, err
+	}
+	return applied.Verdict.Row, nil
+}
+
+// AnswerFor is AnswerNow for a tool call named tool with arguments args (no working
+// directory: a cwd-scoped rule never answers it). It is what the MCP proxy calls.
+func (s *Service) AnswerFor(ctx context.Context, p elicit.Prompt, tool string, args map[string]any) (*models.Elicitation, error) {
+	return s.AnswerNow(ctx, p, Subject{Session: p.Session, Tool: tool, Input: args})
+}
