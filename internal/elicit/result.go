@@ -17,6 +17,11 @@ const (
 	ActionCancel  = "cancel"
 )
 
+// ContentAutomatic marks verdict content that Gatehouse itself wrote (a rule's answer,
+// a timeout's), so its feedback is passed on as the reason rather than reported as a
+// person's decline.
+const ContentAutomatic = "gatehouse_automatic"
+
 // Result is an MCP ElicitationResult: the human's verdict.
 type Result struct {
 	Action  string         `json:"action"`

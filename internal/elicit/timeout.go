@@ -15,7 +15,7 @@ func TimeoutVerdict(onTimeout string, wait time.Duration, source string) *Result
 	case "allow":
 		return &Result{Action: ActionAccept}
 	case "deny":
-		return &Result{Action: ActionDecline, Content: map[string]any{"feedback": fmt.Sprintf(
+		return &Result{Action: ActionDecline, Content: map[string]any{ContentAutomatic: true, "feedback": fmt.Sprintf(
 			"Timed out: nobody decided within %s, and %s answers deny when the wait runs out. No person declined this request.",
 			wait, source)}}
 	}

@@ -126,10 +126,12 @@ func Decided(r elicit.Result) Answer {
 	case elicit.ActionAccept:
 		return Answer{Result: ResultAllow}
 	case elicit.ActionDecline:
-		// A verdict a rule gave (or a timeout answer) says so in its feedback; only a
-		// person's own "no" is "declined".
-		if fb, _ := r.Content["feedback"].(string); fb != "" {
-			return Answer{Result: ResultDeny, Reason: fb}
+		// A verdict a rule gave (or a timeout answer) says so in its feedback; a
+		// person's own "no" is "declined" (§6.3).
+		if auto, _ := r.Content[elicit.ContentAutomatic].(bool); auto {
+			if fb, _ := r.Content["feedback"].(string); fb != "" {
+				return Answer{Result: ResultDeny, Reason: fb}
+			}
 		}
 		return Answer{Result: ResultDeny, Reason: ReasonDeclined}
 	}

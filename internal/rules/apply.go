@@ -128,7 +128,7 @@ func (s *Service) Apply(ctx context.Context, p elicit.Prompt, subj Subject) (*Ap
 	case models.EffectAllow, models.EffectDeny:
 		res := elicit.Result{Action: elicit.ActionAccept}
 		if r.Effect == models.EffectDeny {
-			res = elicit.Result{Action: elicit.ActionDecline, Content: map[string]any{
+			res = elicit.Result{Action: elicit.ActionDecline, Content: map[string]any{elicit.ContentAutomatic: true,
 				"feedback": fmt.Sprintf("Denied by Gatehouse rule %s (made by %s).", r.ID, r.CreatedBy)}}
 		}
 		v, err := s.elicit.DecideByRule(ctx, p, res, r.CreatedBy, r.ID)
