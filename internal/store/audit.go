@@ -107,7 +107,7 @@ func (s *Store) chainUnchainedBatch(ctx context.Context) (int, error) {
 		}
 		// What is hashed is what is stored: params and content read back as text.
 		var rows []struct {
-			ID, SessionID, Origin, Status string
+			ID, SessionID, Origin, Status   string
 			Action, ResolvedBy, ResolvedVia *string
 			ResolvedAt                      *time.Time
 			Params                          string
