@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
@@ -56,6 +57,8 @@ type Deps struct {
 	// Hosts, when set (--auth none), refuses requests whose Host header is not one of
 	// the server's own names (DNS rebinding).
 	Hosts *auth.HostGuard
+	// Audit exports the audit trail (GET /v1/audit).
+	Audit *audit.Service
 }
 
 // Server holds the handlers' dependencies.
@@ -71,6 +74,7 @@ type Server struct {
 	mcp       *mcpproxy.Proxy
 	publicURL string
 	inbox     *inbox.Service
+	audit     *audit.Service
 	streams   *stream.Guard
 	cookies   *gsessions.CookieStore
 	md        *markdown.Renderer
@@ -81,7 +85,7 @@ type Server struct {
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
-		inbox: d.Inbox, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs()}
+		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -136,6 +140,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/sessions/:sid/mcp", s.mcpPost)
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)
 	v1.DELETE("/sessions/:sid/mcp", s.mcpDelete)
+	v1.GET("/audit", s.exportAudit)
 
 	// Browser pages (§8): identity as for the API; errors render as pages.
 	e.GET("/static/*", s.serveStatic)
