@@ -287,7 +287,7 @@ func appendRaw(b []byte, key string, raw json.RawMessage) []byte {
 	b = append(b, `,"`...)
 	b = append(b, key...)
 	b = append(b, `":`...)
-	if bytes.IndexAny(raw, "\r\n") >= 0 {
+	if bytes.ContainsAny(raw, "\r\n") {
 		var c bytes.Buffer
 		if json.Compact(&c, raw) == nil {
 			return append(b, c.Bytes()...)
