@@ -30,11 +30,42 @@ func (s *Server) resolveElicitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkRemember(c, sess.ID, c.Param("eid"), result); err != nil {
+		return err
+	}
 	out, err := s.elicit.Resolve(ctx, sess.ID, c.Param("eid"), result, userOf(c), models.ViaAPI)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, outcomeJSON(out))
+}
+
+// checkRemember refuses (400, naming the field) a verdict whose content.remember names
+// a suggestion the prompt did not offer, or edits one wider than suggested — the check
+// the approval page makes, for verdicts given through the API. Verdicts that remember
+// nothing skip the read; an unknown or decided prompt is left to Resolve to report.
+func (s *Server) checkRemember(c echo.Context, sid, eid string, r elicit.Result) error {
+	if _, ok := r.Content[models.RememberKey]; !ok || r.Action != elicit.ActionAccept {
+		return nil
+	}
+	row, err := s.elicit.GetInSession(c.Request().Context(), sid, eid)
+	if errors.Is(err, errs.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !row.IsPending() {
+		return nil
+	}
+	var params map[string]any
+	_ = json.Unmarshal(row.Params, &params)
+	err = prompt.Describe(row.Origin, params, s.md).CheckRemember(r.Content)
+	var fe *models.FieldError
+	if errors.As(err, &fe) {
+		return bad(fe.Field, "%s", fe.Msg)
+	}
+	return err
 }
 
 func outcomeJSON(o elicit.Outcome) map[string]any {
@@ -139,6 +170,9 @@ func (s *Server) postEvent(c echo.Context) error {
 	}
 	switch ev.Type {
 	case "approval":
+		if err := s.checkRemember(c, sess.ID, eid, result); err != nil {
+			return err
+		}
 		out, err := s.elicit.Resolve(ctx, sess.ID, eid, result, userOf(c), models.ViaEvent)
 		if err != nil {
 			return err

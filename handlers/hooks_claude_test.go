@@ -171,7 +171,8 @@ func TestClaudeElicitationHook(t *testing.T) {
 }
 
 // TestClaudePermissionRequestExitPlanModeAndRemember: ExitPlanMode carries the plan and
-// a decline's feedback reaches Claude as the deny message; remember adds a session rule.
+// a decline's feedback reaches Claude as the deny message; remember keeps the first
+// suggestion, and nothing when Claude Code sent none.
 func TestClaudePermissionRequestExitPlanModeAndRemember(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
@@ -191,12 +192,23 @@ func TestClaudePermissionRequestExitPlanModeAndRemember(t *testing.T) {
 			t.Fatalf("ExitPlanMode decline = %s", got)
 		}
 
-		parked, eid, _ = c.ParkAt(t, sid, path, claudeHookBody("PermissionRequest", "Bash", map[string]any{"command": "npm test"}))
+		bash := claudeHookBody("PermissionRequest", "Bash", map[string]any{"command": "npm test"})
+		bash["permission_suggestions"] = []any{map[string]any{"type": "addRules",
+			"rules": []any{map[string]any{"toolName": "Bash", "ruleContent": "npm test"}}, "behavior": "allow", "destination": "session"}}
+		parked, eid, _ = c.ParkAt(t, sid, path, bash)
 		resolveAs(t, c, sid, eid, "accept", map[string]any{"remember": true})
 		want = `{"hookSpecificOutput":{"decision":{"behavior":"allow","updatedPermissions":[{"behavior":"allow","destination":"session",` +
-			`"rules":[{"toolName":"Bash"}],"type":"addRules"}]},"hookEventName":"PermissionRequest"}}`
+			`"rules":[{"ruleContent":"npm test","toolName":"Bash"}],"type":"addRules"}]},"hookEventName":"PermissionRequest"}}`
 		if got := canonJSON(t, parked.Wait(t, 10*time.Second).Body); got != want {
 			t.Fatalf("remember = %s", got)
+		}
+
+		// Without suggestions there is nothing to remember: a plain allow, never a rule
+		// without content (which would allow every Bash command).
+		parked, eid, _ = c.ParkAt(t, sid, path, claudeHookBody("PermissionRequest", "Bash", map[string]any{"command": "npm test"}))
+		resolveAs(t, c, sid, eid, "accept", map[string]any{"remember": true})
+		if got := canonJSON(t, parked.Wait(t, 10*time.Second).Body); got != `{"hookSpecificOutput":{"decision":{"behavior":"allow"},"hookEventName":"PermissionRequest"}}` {
+			t.Fatalf("remember without suggestions = %s", got)
 		}
 
 		// remember means nothing for ExitPlanMode: a plain allow.

@@ -16,7 +16,7 @@ import (
 
 // TestApprovePagePlainPrompt: the page shows who asks and what, and each button's post
 // wakes the parked hook with the right decision (allow, deny with the reason, allow
-// with a session rule), then redirects (303) to the page showing the outcome.
+// keeping the suggested rule), then redirects (303) to the page showing the outcome.
 func TestApprovePagePlainPrompt(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		srv := testserver.Start(t, db.NewURL(t))
@@ -35,11 +35,14 @@ func TestApprovePagePlainPrompt(t *testing.T) {
 			{"reject with reason", url.Values{"action": {"decline"}, "feedback": {"use git stash instead"}},
 				`{"behavior":"deny","message":"use git stash instead"}`, "Rejected"},
 			{"approve and remember", url.Values{"action": {"accept_remember"}},
-				`{"behavior":"allow","updatedPermissions":[{"behavior":"allow","destination":"session","rules":[{"toolName":"Bash"}],"type":"addRules"}]}`, "Approved"},
+				`{"behavior":"allow","updatedPermissions":[{"behavior":"allow","destination":"session","rules":[{"ruleContent":"git reset:*","toolName":"Bash"}],"type":"addRules"}]}`, "Approved"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				parked, eid, _ := c.ParkClaude(t, child, root, "Bash", map[string]any{"command": "git reset --hard", "description": "Drop changes"})
+				body := testserver.ClaudeBody("Bash", map[string]any{"command": "git reset --hard", "description": "Drop changes"})
+				body["permission_suggestions"] = []any{map[string]any{"type": "addRules", "behavior": "allow", "destination": "session",
+					"rules": []any{map[string]any{"toolName": "Bash", "ruleContent": "git reset:*"}}}}
+				parked, eid, _ := c.ParkAt(t, root, "/v1/sessions/"+child+"/hooks/permission-request", body)
 				path := "/approve/" + child + "/" + eid
 				p := b.get(t, path)
 				mustStatus(t, p, http.StatusOK)

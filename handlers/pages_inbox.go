@@ -112,6 +112,45 @@ func (s *Server) decideFromList(c echo.Context) error {
 	return s.redirect(c, safeNext(c.FormValue("next")))
 }
 
+// answerSelected takes the inbox's bulk form: one approve or reject (with one reason)
+// for every selected prompt. Each prompt is decided on its own — first verdict wins —
+// and the answer reports how many were decided, were already decided (a stale
+// selection) or were skipped because they must be opened first. It never creates a
+// rule. htmx gets the report and the refreshed list; without JavaScript the report is
+// a flash on the (still filtered) inbox.
+func (s *Server) answerSelected(c echo.Context) error {
+	if err := s.checkCSRF(c); err != nil {
+		return err
+	}
+	f, err := inbox.ParseFilter(c.FormValue)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return bad("", "the form could not be read")
+	}
+	ans := inbox.BulkAnswer{IDs: form[inbox.FieldSelect], Action: form.Get(prompt.FieldAction), Reason: form.Get(prompt.FieldFeedback)}
+	rep, err := s.inbox.Answer(c.Request().Context(), s.elicit, userOf(c), ans)
+	if err != nil {
+		return err
+	}
+	s.log.Info("bulk answer from inbox", "action", ans.Action, "resolved_by", userOf(c), "decided", len(rep.Decided),
+		"already_decided", len(rep.AlreadyDecided), "needs_review", len(rep.NeedsReview),
+		"needs_answers", len(rep.NeedsAnswers), "not_found", len(rep.NotFound))
+	res := views.BulkResult{Action: rep.Action, Decided: len(rep.Decided), AlreadyDecided: len(rep.AlreadyDecided),
+		NeedsReview: len(rep.NeedsReview), NeedsAnswers: len(rep.NeedsAnswers), NotFound: len(rep.NotFound)}
+	if !isHTMX(c) {
+		s.setFlash(c, res.Summary())
+		return s.redirect(c, "/inbox"+f.Query())
+	}
+	d, err := s.inboxData(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.BulkAnswered(res, d))
+}
+
 // refuseFromList answers an inline approve of a prompt the card shows only part of:
 // nothing is decided; htmx gets the card back (409) with the reason and an "Open to
 // review" link in place of Approve, a plain form post is sent to the approval page.
@@ -145,21 +184,36 @@ func safeNext(next string) string {
 	return "/inbox"
 }
 
-// inboxData builds the inbox for the signed-in user.
+// inboxData builds the inbox for the signed-in user, narrowed by the filter in the
+// request's query (or, for a bulk post, its form).
 func (s *Server) inboxData(c echo.Context) (views.InboxPage, error) {
-	box, err := s.inbox.Pending(c.Request().Context(), userOf(c))
+	f, err := inbox.ParseFilter(c.FormValue)
 	if err != nil {
 		return views.InboxPage{}, err
 	}
-	d := views.InboxPage{CSRF: s.csrfToken(c), Count: box.Count}
+	box, err := s.inbox.Pending(c.Request().Context(), userOf(c), f)
+	if err != nil {
+		return views.InboxPage{}, err
+	}
+	d := views.InboxPage{CSRF: s.csrfToken(c), Count: box.Count, Filter: viewFilter(f)}
 	for _, g := range box.Groups {
 		vg := views.InboxGroup{Root: crumb(&g.Root), Agent: g.Agent}
 		for _, it := range g.Items {
-			vg.Cards = append(vg.Cards, s.card(it, true, "/inbox", 1))
+			card := s.card(it, true, "/inbox", 1)
+			card.Selectable = true
+			vg.Cards = append(vg.Cards, card)
 		}
 		d.Groups = append(d.Groups, vg)
 	}
 	return d, nil
+}
+
+func viewFilter(f inbox.Filter) views.InboxFilter {
+	v := views.InboxFilter{Agent: f.Agent, Session: f.Session, Tool: f.Tool, Query: f.Query()}
+	if f.OlderThan > 0 {
+		v.OlderThan = f.OlderThan.String()
+	}
+	return v
 }
 
 // card turns a pending prompt into a list card. ownerFrom is how many leading
@@ -170,7 +224,7 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 		ID: it.Row.ID, ApproveURL: approvePath(it.Row.SessionID, it.Row.ID),
 		DecideURL: "/inbox/" + it.Row.SessionID + "/" + it.Row.ID, Next: next,
 		Message: p.Message, Vendor: p.Vendor, Policy: p.Policy, Created: it.Row.CreatedAt,
-		Summary: p.Preview, QuickApprove: p.QuickApprove(), NeedsReview: p.NeedsReview(), CanDecide: canDecide,
+		Summary: p.Preview, Tool: p.CardTool, QuickApprove: p.QuickApprove(), NeedsReview: p.NeedsReview(), CanDecide: canDecide,
 	}
 	if len(it.Path) > ownerFrom {
 		c.Owner = crumbs(it.Path[ownerFrom:])

@@ -225,8 +225,9 @@ func TestClaudePermissionRequestShapes(t *testing.T) {
 			}
 			coreMustResolve(t, c, sid, eid, map[string]any{"action": "accept", "content": map[string]any{"remember": true}})
 			d := coreWantBehavior(t, parked, "allow")
-			wantPerms := []any{map[string]any{"type": "addRules", "rules": []any{map[string]any{"toolName": "Bash"}},
-				"behavior": "allow", "destination": "session"}}
+			// remember:true keeps the first suggestion exactly as Claude Code sent it (SPEC
+			// §6.1) — never a bare {"toolName":"Bash"}, which would allow every command.
+			wantPerms := body["permission_suggestions"]
 			if !jsonEqual(d["updatedPermissions"], wantPerms) || d["updatedInput"] != nil {
 				t.Fatalf("remembered allow = %v", d)
 			}

@@ -152,6 +152,7 @@ func New(d Deps) *echo.Echo {
 	pages.GET("/approve/:sid/:eid/raw", s.showRawRequest)
 	pages.GET("/inbox", s.showInbox)
 	pages.GET("/inbox/events", s.inboxEvents)
+	pages.POST("/inbox/bulk", s.answerSelected)
 	pages.POST("/inbox/:sid/:eid", s.decideFromList)
 	pages.GET("/sessions/:sid", s.showSessionPage)
 	pages.GET("/sessions/:sid/events", s.sessionEvents)

@@ -4,6 +4,9 @@
 // - lists (inbox, session page): j/k move between cards, a approves, r rejects,
 //   Enter opens; focus stays in place when the live list is replaced; the inbox's
 //   pending count is kept in the tab title.
+// - inbox bulk answers: x selects the focused card, Shift+x (or Shift+click) a range,
+//   * every card shown; Shift+a approves the selection, Shift+r moves to the reason
+//   (Enter there rejects). The selection survives live updates of the list.
 (function () {
   "use strict";
 
@@ -100,15 +103,124 @@
     document.title = (n > 0 ? "(" + n + ") " : "") + list.getAttribute("data-title-base") + " — Gatehouse";
   }
 
+  // The bulk selection, by prompt id. The list is replaced whenever prompts come or go,
+  // so the checked state lives here and is put back on the new checkboxes.
+  var selected = new Set();
+  var anchor = null;
+
+  function boxes() {
+    return Array.prototype.slice.call(document.querySelectorAll("input.card-select"));
+  }
+
+  function applySelection() {
+    var shown = boxes();
+    var present = new Set();
+    shown.forEach(function (b) {
+      present.add(b.value);
+      b.checked = selected.has(b.value);
+    });
+    selected.forEach(function (id) {
+      if (!present.has(id)) {
+        selected.delete(id); // decided or filtered away: no longer part of the answer
+      }
+    });
+    var count = document.querySelector("[data-selected-count]");
+    if (count) {
+      count.textContent = selected.size ? selected.size + " selected" : "";
+    }
+    var all = document.querySelector("[data-select-all]");
+    if (all) {
+      all.checked = shown.length > 0 && selected.size === shown.length;
+      all.indeterminate = selected.size > 0 && selected.size < shown.length;
+    }
+  }
+
+  function setSelected(id, on) {
+    if (on) {
+      selected.add(id);
+    } else {
+      selected.delete(id);
+    }
+  }
+
+  // selectRange sets every card from the anchor to id (inclusive) to on.
+  function selectRange(id, on) {
+    var ids = boxes().map(function (b) { return b.value; });
+    var from = ids.indexOf(anchor), to = ids.indexOf(id);
+    if (from < 0 || to < 0) {
+      setSelected(id, on);
+      return;
+    }
+    ids.slice(Math.min(from, to), Math.max(from, to) + 1).forEach(function (x) { setSelected(x, on); });
+  }
+
+  function toggleCard(card, range) {
+    var box = card && card.querySelector("input.card-select");
+    if (!box) {
+      return false;
+    }
+    var on = !selected.has(box.value);
+    if (range && anchor) {
+      selectRange(box.value, on);
+    } else {
+      setSelected(box.value, on);
+    }
+    anchor = box.value;
+    applySelection();
+    return true;
+  }
+
+  function selectAll(on) {
+    boxes().forEach(function (b) { setSelected(b.value, on); });
+    applySelection();
+  }
+
+  document.addEventListener("click", function (e) {
+    var t = e.target;
+    if (t.matches && t.matches("input.card-select")) {
+      if (e.shiftKey && anchor) {
+        selectRange(t.value, t.checked);
+      } else {
+        setSelected(t.value, t.checked);
+      }
+      anchor = t.value;
+      applySelection();
+    } else if (t.matches && t.matches("[data-select-all]")) {
+      selectAll(t.checked);
+    }
+  });
+
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var form = e.detail && e.detail.elt;
+    if (form && form.id === "bulk-form" && e.detail.successful) {
+      selected.clear();
+      anchor = null;
+      var reason = form.querySelector("[name=feedback]");
+      if (reason) {
+        reason.value = "";
+      }
+      applySelection();
+    }
+  });
+
   function watch(id) {
     var el = document.getElementById(id);
     if (!el) {
       return;
     }
     new MutationObserver(function () {
+      applySelection();
       restoreFocus();
       updateTitle();
     }).observe(el, { childList: true, subtree: true });
+  }
+
+  function clickBulk(testid) {
+    var button = document.querySelector("#bulk-form [data-testid=" + testid + "]");
+    if (button) {
+      button.click();
+    }
+    return !!button;
   }
 
   document.addEventListener("keydown", function (e) {
@@ -116,7 +228,8 @@
       return;
     }
     var t = e.target;
-    if (t.closest && t.closest("input, textarea, select, [contenteditable]")) {
+    // Typing goes to fields; a focused card checkbox still takes the list's keys.
+    if (t.closest && t.closest("input, textarea, select, [contenteditable]") && !(t.matches && t.matches("input.card-select"))) {
       return;
     }
     var list = cards();
@@ -141,6 +254,30 @@
         }
         button.click();
         break;
+      case "x":
+      case "X":
+        if (!toggleCard(current, e.shiftKey || e.key === "X")) {
+          return;
+        }
+        break;
+      case "*":
+        if (!document.querySelector("[data-select-all]")) {
+          return;
+        }
+        selectAll(selected.size !== boxes().length);
+        break;
+      case "A":
+        if (!selected.size || !clickBulk("bulk-approve")) {
+          return;
+        }
+        break;
+      case "R":
+        var reason = selected.size && document.querySelector("#bulk-form [name=feedback]");
+        if (!reason) {
+          return;
+        }
+        reason.focus();
+        break;
       case "Enter":
         if (!current || t !== current) {
           return;
@@ -163,5 +300,10 @@
     watch("inbox-list");
     watch("session-body");
     updateTitle();
+    var allLabel = document.querySelector("[data-select-all-label]");
+    if (allLabel) {
+      allLabel.hidden = false; // selecting all needs this script
+    }
+    applySelection();
   });
 })();

@@ -84,6 +84,9 @@ type InboxPage struct {
 	CSRF   string
 	Groups []InboxGroup
 	Count  int
+	// Filter narrows the list (query parameters); the live stream and bulk answers
+	// keep it.
+	Filter InboxFilter
 }
 
 // InboxGroup is the prompts under one root session.
@@ -106,6 +109,9 @@ type Card struct {
 	Policy    string
 	// Summary is a short, plain-text preview of the request.
 	Summary string
+	// Tool shows the request's tool call in its own terms, in place of Summary (nil
+	// when the request is not a tool call).
+	Tool *prompt.Tool
 	// Owner is the owning session when it is a sub-agent (empty for the root itself).
 	Owner   []Crumb
 	Created time.Time
@@ -115,6 +121,8 @@ type Card struct {
 	QuickApprove bool
 	NeedsReview  bool
 	CanDecide    bool
+	// Selectable shows the card's checkbox for a bulk answer (the inbox's bulk form).
+	Selectable bool
 	// Notice explains why a decision from the list was refused (shown on the card).
 	Notice string
 }

@@ -144,3 +144,12 @@ func ownerLine(path []Crumb) string {
 	}
 	return strings.Join(names, " › ")
 }
+
+// ruleText writes a permission rule as Claude Code does: Tool(content), or the bare
+// tool name for a rule that covers every use.
+func ruleText(r prompt.SuggestionRule) string {
+	if r.Broad {
+		return r.Tool
+	}
+	return r.Tool + "(" + r.Content + ")"
+}

@@ -77,10 +77,17 @@ func want(t *testing.T, doc *goquery.Document, counts map[string]int) {
 
 func TestApproveClaudeTool(t *testing.T) {
 	d := approvePage(t, models.OriginClaudePermission, `{"message":"Claude wants to call **Bash**","policy_name":"claude_native_permission",
-		"vendor":"Claude Code","tool_name":"Bash","tool_input":{"command":"npm test","timeout":60000},"cwd":"/repo","permission_mode":"acceptEdits"}`)
+		"vendor":"Claude Code","tool_name":"Bash","tool_input":{"command":"npm test","timeout":60000},"cwd":"/repo","permission_mode":"acceptEdits",
+		"permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"},
+		{"type":"setMode","mode":"acceptEdits","destination":"session"}]}`)
 	doc, html := render(t, views.Approve(d))
 	want(t, doc, map[string]int{"form-plain": 1, "approve": 1, "approve-remember": 1, "reject": 1, "feedback": 1,
-		"command": 1, "cwd": 1, "tool-input": 1, "permission-mode": 1, "policy": 0, "outcome": 0})
+		"command": 1, "cwd": 1, "tool-input": 1, "permission-mode": 1, "policy": 0, "outcome": 0,
+		"remember": 1, "suggestion": 2, "suggestion-choice": 2, "rule-input": 1, "rule-error": 0})
+	if doc.Find(`input[name="remember"][value="0"]`).AttrOr("checked", "none") == "none" ||
+		doc.Find(`input[name="rule_0_0"]`).AttrOr("value", "") != "npm test:*" {
+		t.Errorf("first suggestion not chosen, or its rule not editable: %s", testids(doc, "remember").Text())
+	}
 	if text(doc, "vendor") != "Claude Code" || text(doc, "agent") != "builder" || text(doc, "session-title") != "worker-a" {
 		t.Errorf("header: vendor %q agent %q title %q", text(doc, "vendor"), text(doc, "agent"), text(doc, "session-title"))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // Actions of an MCP ElicitationResult.
@@ -62,6 +63,14 @@ func resultFromFields(probe map[string]json.RawMessage) (Result, error) {
 	}
 	r.Content = make(map[string]any, len(content))
 	for k, v := range content {
+		if k == models.RememberKey {
+			val, err := rememberValue(v)
+			if err != nil {
+				return r, err
+			}
+			r.Content[k] = val
+			continue
+		}
 		val, err := primitive(v)
 		if err != nil {
 			return r, errs.Validation("content."+k, "%s", err.Error())
@@ -96,6 +105,26 @@ func primitive(raw json.RawMessage) (any, error) {
 	return nil, fmt.Errorf("must be a string, number, boolean or list of strings")
 }
 
+// rememberValue decodes content.remember: a boolean, or the object naming one of the
+// prompt's suggestions (see models.RememberKey) — the one content value that is not a
+// primitive, kept in its normalized form.
+func rememberValue(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, errs.Validation("content."+models.RememberKey, "is not valid JSON")
+	}
+	rem, ok, err := models.RememberOf(map[string]any{models.RememberKey: v})
+	if fe, isField := err.(*models.FieldError); isField {
+		return nil, errs.Validation(fe.Field, "%s", fe.Msg)
+	}
+	if _, isObject := v.(map[string]any); !isObject {
+		return ok, nil
+	}
+	return rem.Value(), nil
+}
+
 // checkStorable refuses content the databases cannot store alike: Postgres cannot hold
 // U+0000 in TEXT or JSONB while SQLite can. The JSON API refuses such bodies before
 // parsing; verdicts built from form posts (approval page, inbox) reach Resolve directly,
@@ -115,6 +144,10 @@ func (r Result) checkStorable() error {
 				if strings.ContainsRune(item, 0) {
 					return errs.Validation("content."+k, "must not contain NUL")
 				}
+			}
+		case map[string]any: // content.remember
+			if err := (Result{Content: t}).checkStorable(); err != nil {
+				return errs.Validation("content."+k, "must not contain NUL")
 			}
 		}
 	}

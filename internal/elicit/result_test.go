@@ -18,6 +18,13 @@ func TestParseResult(t *testing.T) {
 		{`{"action":"cancel"}`, "cancel", nil},
 		{`{"action":"accept","content":{"s":"x","n":3,"b":true,"l":["a","b"]}}`, "accept",
 			map[string]any{"s": "x", "n": json.Number("3"), "b": true, "l": []string{"a", "b"}}},
+		// content.remember is the one object: it names a suggestion (models.RememberKey).
+		{`{"action":"accept","content":{"remember":true}}`, "accept", map[string]any{"remember": true}},
+		{`{"action":"accept","content":{"remember":{"suggestion":1}}}`, "accept", map[string]any{"remember": map[string]any{"suggestion": 1}}},
+		{`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":"npm test"}}}`, "accept",
+			map[string]any{"remember": map[string]any{"suggestion": 0, "ruleContent": "npm test"}}},
+		{`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":["a","b"]}}}`, "accept",
+			map[string]any{"remember": map[string]any{"suggestion": 0, "ruleContent": []string{"a", "b"}}}},
 	}
 	for _, tc := range ok {
 		r, err := ParseResult([]byte(tc.body))
@@ -37,6 +44,12 @@ func TestParseResult(t *testing.T) {
 		`{"action":"accept","content":{"nested":{"a":1}}}`, `{"action":"accept","content":{"l":[1,2]}}`,
 		`{"action":"accept","content":{"l":[["x"]]}}`, `{"action":"accept","content":{"n":null}}`,
 		`{"action":"accept"`,
+		`{"action":"accept","content":{"remember":"yes"}}`, `{"action":"accept","content":{"remember":1}}`,
+		`{"action":"accept","content":{"remember":{}}}`, `{"action":"accept","content":{"remember":{"suggestion":-1}}}`,
+		`{"action":"accept","content":{"remember":{"suggestion":0.5}}}`, `{"action":"accept","content":{"remember":{"suggestion":"0"}}}`,
+		`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":[1]}}}`,
+		`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":[]}}}`,
+		`{"action":"accept","content":{"remember":{"suggestion":0,"scope":"all"}}}`,
 	}
 	for _, body := range bad {
 		_, err := ParseResult([]byte(body))
@@ -56,7 +69,8 @@ func mustJSON(v any) string {
 // ValidationError — never a panic, never another error kind.
 func FuzzParseResult(f *testing.F) {
 	for _, s := range []string{`{"action":"accept"}`, `{"action":"decline","content":{"feedback":"no"}}`,
-		`{"action":"accept","content":{"a":["x"],"n":1.5,"b":false}}`, `{"action":"cancel","content":null}`, `{`, `[]`} {
+		`{"action":"accept","content":{"a":["x"],"n":1.5,"b":false}}`, `{"action":"cancel","content":null}`, `{`, `[]`,
+		`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":"npm run deploy:*"}}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -76,9 +90,31 @@ func FuzzParseResult(f *testing.F) {
 		for k, v := range r.Content {
 			switch v.(type) {
 			case string, bool, json.Number, []string:
+			case map[string]any:
+				if k != "remember" {
+					t.Fatalf("content %q is an object", k)
+				}
 			default:
 				t.Fatalf("content %q has type %T", k, v)
 			}
 		}
 	})
+}
+
+// TestRememberStorable: NUL inside content.remember is refused like anywhere else in
+// content (Postgres cannot store it).
+func TestRememberStorable(t *testing.T) {
+	for _, body := range []string{
+		`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":"npm\u0000"}}}`,
+		`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":["a","b\u0000"]}}}`,
+	} {
+		r, err := ParseResult([]byte(body))
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		var ve *errs.ValidationError
+		if err := r.checkStorable(); !errors.As(err, &ve) || ve.Field != "content.remember" {
+			t.Fatalf("%s: checkStorable = %v", body, err)
+		}
+	}
 }

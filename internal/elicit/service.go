@@ -354,6 +354,11 @@ func sameRequest(row *models.Elicitation, p Prompt) bool {
 		return false
 	}
 	keys := []string{"tool_name", "tool_input"}
+	if p.Origin == models.OriginClaudePermission {
+		// A remembered choice names one of these by index: a retry offering other
+		// suggestions is another request, or the index would pick what nobody was shown.
+		keys = append(keys, "permission_suggestions")
+	}
 	if p.Origin == models.OriginClaudeElicit {
 		keys = append(keys, "server_name", "message", "requestedSchema")
 	}

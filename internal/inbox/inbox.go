@@ -12,8 +12,11 @@ import (
 	"encoding/json"
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/markdown"
+	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -28,7 +31,8 @@ const (
 // Store is what the inbox reads.
 type Store interface {
 	ListRootsVisibleTo(ctx context.Context, user string) ([]models.Session, error)
-	PendingInRoots(ctx context.Context, rootIDs []string, limit int) ([]models.Elicitation, error)
+	PendingMatching(ctx context.Context, q store.PendingQuery) ([]models.Elicitation, error)
+	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	RecentDecidedInSubtree(ctx context.Context, path string, limit int) ([]models.Elicitation, error)
 	Descendants(ctx context.Context, sess *models.Session) ([]models.Session, error)
@@ -45,11 +49,14 @@ type Service struct {
 	// loads counts inbox builds (each is several queries), so a test or an operator can
 	// see that events nobody's inbox shows cost nothing.
 	loads atomic.Uint64
+	// md renders plans when a bulk answer describes a prompt (prompt.Describe).
+	md  *markdown.Renderer
+	now func() time.Time
 }
 
 // New builds the service.
 func New(st Store, access *auth.Checker) *Service {
-	return &Service{store: st, access: access}
+	return &Service{store: st, access: access, md: markdown.New(), now: time.Now}
 }
 
 // Item is one prompt with what a list needs to show about it.
@@ -103,8 +110,8 @@ func (s *Service) Roots(ctx context.Context, user string) ([]string, error) {
 	return ids, nil
 }
 
-// Pending builds user's inbox.
-func (s *Service) Pending(ctx context.Context, user string) (*Inbox, error) {
+// Pending builds user's inbox, narrowed by f (the zero Filter lists everything).
+func (s *Service) Pending(ctx context.Context, user string, f Filter) (*Inbox, error) {
 	s.loads.Add(1)
 	ids, err := s.Roots(ctx, user)
 	if err != nil {
@@ -114,7 +121,11 @@ func (s *Service) Pending(ctx context.Context, user string) (*Inbox, error) {
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.store.PendingInRoots(ctx, ids, MaxPending)
+	q, ok, err := s.query(ctx, ids, f)
+	if err != nil || !ok {
+		return out, err
+	}
+	rows, err := s.store.PendingMatching(ctx, q)
 	if err != nil {
 		return nil, err
 	}

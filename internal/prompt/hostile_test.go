@@ -97,9 +97,15 @@ func TestListPreview(t *testing.T) {
 	if p.QuickApprove() || !p.NeedsReview() || len([]rune(p.Preview)) != PreviewLimit {
 		t.Errorf("long: quick=%v review=%v preview len=%d", p.QuickApprove(), p.NeedsReview(), len([]rune(p.Preview)))
 	}
-	hidden := describe(t, models.OriginClaudePermission, `{"tool_name":"Bash","tool_input":{"command":"ls"}}`)
-	if hidden.QuickApprove() {
-		t.Errorf("a card that shows no input at all was quick-approvable")
+	// Without a content_preview the card shows the tool in its own terms: all of it.
+	bare := describe(t, models.OriginClaudePermission, `{"tool_name":"Bash","tool_input":{"command":"ls"}}`)
+	if bare.CardTool == nil || bare.CardTool.Command != "ls" || !bare.QuickApprove() {
+		t.Errorf("bare Bash: card tool %+v quick=%v", bare.CardTool, bare.QuickApprove())
+	}
+	// Input beyond the command is listed on the card, so it cannot ride along unseen.
+	flag := describe(t, models.OriginClaudePermission, `{"tool_name":"Bash","tool_input":{"command":"ls","dangerouslyDisableSandbox":true}}`)
+	if f := flag.CardTool.Fields; len(f) != 1 || f[0].Label != "dangerouslyDisableSandbox" || f[0].Value != "true" {
+		t.Errorf("extra input not on the card: %+v", f)
 	}
 }
 

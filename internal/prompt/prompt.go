@@ -94,8 +94,18 @@ type Prompt struct {
 	Preview    string
 	PreviewCut bool
 
-	// CanRemember offers "approve and remember" (the protocol can keep the grant).
+	// Tool shows the tool call in its own terms on the approval page (diffs, a URL,
+	// labelled fields) where the details alone would show raw JSON; nil otherwise.
+	// CardTool is the same call within a list card's bounds (nil: not a tool call).
+	Tool     *Tool
+	CardTool *Tool
+
+	// CanRemember offers "approve and remember": the agent offered something to keep
+	// (Suggestions is not empty).
 	CanRemember bool
+	// Suggestions are what "approve and remember" can keep, in the order a verdict's
+	// content.remember.suggestion names them.
+	Suggestions []Suggestion
 	// Feedback is the reason typed before a failed submit, shown again.
 	Feedback string
 	// FormError is an error about the whole submission (not one field).
@@ -105,6 +115,9 @@ type Prompt struct {
 	// ({"approved": boolean}) shown as a plain prompt; accept sets it to true.
 	approvalFlag string
 	schema       map[string]any
+	// origin and params are what the prompt was described from, for CheckRemember.
+	origin string
+	params map[string]any
 }
 
 // Describe builds the UI view of a prompt from its origin and params. It never fails:
@@ -128,8 +141,10 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 	}
 	p.Message, p.Cut = Cut(p.Message, MaxMessage)
 	var cut bool
-	p.Details, cut = details(params)
-	p.Cut = p.Cut || cut
+	var shown map[string]bool
+	p.Tool, shown = pageTool(params)
+	p.Details, cut = details(params, shown)
+	p.Cut = p.Cut || cut || (p.Tool != nil && p.Tool.Cut)
 	p.CanRemember = canRemember(origin, params)
 
 	switch {
@@ -171,7 +186,18 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 			p.Details = append(p.Details, Detail{Label: "Request", Value: prev, Block: true, TestID: "preview"})
 		}
 	}
+	p.origin, p.params = origin, params
+	if p.CanRemember {
+		p.Suggestions = suggestionsOf(origin, params)
+		if len(p.Suggestions) > 0 {
+			p.Suggestions[0].Selected = true
+		}
+	}
+	p.CanRemember = len(p.Suggestions) > 0
 	p.Preview, p.PreviewCut = cardPreview(params)
+	if p.CardTool = DescribeTool(params, true); p.CardTool != nil {
+		p.PreviewCut = p.CardTool.Cut
+	}
 	p.PreviewCut = p.PreviewCut || p.Cut
 	return p
 }
@@ -209,7 +235,8 @@ func vendorOf(origin string, params map[string]any) string {
 }
 
 // canRemember: Codex says so per method (allow_remember); Claude's PermissionRequest
-// can add a session rule for any tool but the question and plan tools.
+// can keep one of its permission_suggestions for any tool but the question and plan
+// tools. What can be kept is suggestionsOf's to say.
 func canRemember(origin string, params map[string]any) bool {
 	if v, ok := params["allow_remember"].(bool); ok {
 		return v
@@ -256,12 +283,13 @@ func approvalFlag(schema map[string]any) string {
 }
 
 // details lists the facts worth showing, most important first, within MaxRendered
-// bytes in all; it reports whether any was cut.
-func details(params map[string]any) ([]Detail, bool) {
+// bytes in all, leaving out those the page's tool view shows (by test id); it reports
+// whether any was cut.
+func details(params map[string]any, shown map[string]bool) ([]Detail, bool) {
 	var out []Detail
 	left, cut := MaxRendered, false
 	add := func(label, value string, block bool, id string) {
-		if strings.TrimSpace(value) == "" {
+		if strings.TrimSpace(value) == "" || shown[id] {
 			return
 		}
 		limit := min(MaxText, left)
@@ -278,6 +306,9 @@ func details(params map[string]any) ([]Detail, bool) {
 		out = append(out, Detail{Label: label, Value: v, Block: block, TestID: id})
 	}
 	addJSON := func(label string, v any, id string) {
+		if shown[id] {
+			return
+		}
 		if left <= 0 {
 			cut = true
 			return

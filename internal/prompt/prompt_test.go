@@ -33,8 +33,11 @@ func TestDescribeKinds(t *testing.T) {
 		remember             bool
 	}{
 		{"claude bash", models.OriginClaudePermission,
-			`{"message":"Claude wants to call **Bash**","policy_name":"claude_native_permission","vendor":"Claude Code","tool_name":"Bash","tool_input":{"command":"ls"}}`,
+			`{"message":"Claude wants to call **Bash**","policy_name":"claude_native_permission","vendor":"Claude Code","tool_name":"Bash","tool_input":{"command":"ls"},` +
+				`"permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"ls"}],"behavior":"allow","destination":"session"}]}`,
 			KindPlain, "Claude Code", "", true},
+		{"claude bash without suggestions cannot remember", models.OriginClaudePermission,
+			`{"tool_name":"Bash","tool_input":{"command":"ls"}}`, KindPlain, "Claude Code", "", false},
 		{"claude pre tool use cannot remember", models.OriginClaudePreToolUse,
 			`{"tool_name":"Bash","tool_input":{"command":"ls"}}`, KindPlain, "Claude Code", "", false},
 		{"ask user question", models.OriginClaudePermission,
@@ -86,9 +89,8 @@ func TestSubmitPlain(t *testing.T) {
 	if !ok || d.Action != "decline" || d.Content["feedback"] != "use rg instead" {
 		t.Fatalf("decline = %+v ok=%v", d, ok)
 	}
-	d, ok = p.Submit(url.Values{"action": {"accept_remember"}})
-	if !ok || d.Action != "accept" || d.Content["remember"] != true {
-		t.Fatalf("remember = %+v ok=%v", d, ok)
+	if _, ok = p.Submit(url.Values{"action": {"accept_remember"}}); ok || p.FormError == "" {
+		t.Fatalf("remember accepted without suggestions")
 	}
 	d, ok = p.Submit(url.Values{"action": {"accept"}, "feedback": {"ignored"}})
 	if !ok || d.Action != "accept" || d.Content != nil {

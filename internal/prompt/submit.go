@@ -43,11 +43,7 @@ func (p *Prompt) Submit(form url.Values) (Decision, bool) {
 		}
 		return d, true
 	case ActionAcceptRemember:
-		if !p.CanRemember {
-			p.FormError = "This request cannot be remembered; approve it once instead."
-			return Decision{}, false
-		}
-		return Decision{Action: ActionAccept, Content: map[string]any{"remember": true}}, true
+		return p.submitRemember(form)
 	case ActionAccept:
 	default:
 		p.FormError = "Choose approve or reject."

@@ -158,17 +158,6 @@ func scanCounts(q *gorm.DB) (map[string]int, error) {
 	return out, err
 }
 
-// PendingInRoots lists pending rows whose session lies under any of rootIDs (every root
-// when rootIDs is nil), newest first. The inbox uses it.
-func (s *Store) PendingInRoots(ctx context.Context, rootIDs []string, limit int) ([]models.Elicitation, error) {
-	var rows []models.Elicitation
-	q := s.ctx(ctx).Where("status = ?", models.StatusPending)
-	if rootIDs != nil {
-		q = q.Where("session_id IN (?)", s.ctx(ctx).Model(&models.Session{}).Select("id").Where("root_id IN ?", rootIDs))
-	}
-	return rows, q.Order("created_at DESC, id").Limit(limit).Find(&rows).Error
-}
-
 // RecentDecidedInSubtree lists the latest decided rows in a subtree, newest first.
 func (s *Store) RecentDecidedInSubtree(ctx context.Context, path string, limit int) ([]models.Elicitation, error) {
 	var rows []models.Elicitation

@@ -1,6 +1,11 @@
 package claude
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/models"
+)
 
 // Verdict is the part of a human verdict the adapters read: the ElicitationResult's
 // action and content.
@@ -14,11 +19,6 @@ func (v Verdict) accepted() bool { return v.Action == "accept" }
 func (v Verdict) feedback() string {
 	s, _ := v.Content["feedback"].(string)
 	return strings.TrimSpace(s)
-}
-
-func (v Verdict) remember() bool {
-	b, _ := v.Content["remember"].(bool)
-	return b
 }
 
 // answers returns the content a question tool's answers are made of: everything but
@@ -46,11 +46,8 @@ func (p *Payload) PermissionDecision(v Verdict) map[string]any {
 			}
 		case ToolExitPlanMode:
 		default:
-			if v.remember() {
-				decision["updatedPermissions"] = []any{map[string]any{
-					"type": "addRules", "rules": []any{map[string]any{"toolName": p.ToolName}},
-					"behavior": "allow", "destination": "session",
-				}}
+			if entry := p.rememberedPermission(v); entry != nil {
+				decision["updatedPermissions"] = []any{entry}
 			}
 		}
 	} else {
@@ -62,6 +59,32 @@ func (p *Payload) PermissionDecision(v Verdict) map[string]any {
 	return map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName": EventPermissionRequest, "decision": decision,
 	}}
+}
+
+// rememberedPermission is the permission update a verdict's remember choice asks for:
+// one of the permission_suggestions Claude Code sent, exactly as sent or narrowed by an
+// edit (ChooseSuggestion), or nil.
+//
+// When Claude Code sent no suggestions nothing is remembered, even on request: Gatehouse
+// does not make up a rule of its own. A rule without content would allow every use of
+// the tool (the defect this replaces), and even an "exact" Bash(<command>) is not exact
+// in Claude Code's syntax — a command holding "*" or ending in ":*" becomes a wildcard,
+// and other tools have their own grammars (gitignore paths, domain:…). Claude Code
+// leaves out suggestions for commands it judges unsafe to remember; Gatehouse follows.
+//
+// The choice was checked when the verdict was given (the approval page and the API
+// refuse what ChooseSuggestion refuses); a choice that still does not fit is not
+// remembered, never widened.
+func (p *Payload) rememberedPermission(v Verdict) json.RawMessage {
+	r, ok, err := models.RememberOf(v.Content)
+	if err != nil || !ok || len(p.suggestions) == 0 {
+		return nil
+	}
+	entry, err := ChooseSuggestion(p.suggestions, r)
+	if err != nil {
+		return nil
+	}
+	return entry
 }
 
 // PreToolUseDecision builds the PreToolUse hook answer for a verdict.

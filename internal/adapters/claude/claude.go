@@ -44,10 +44,14 @@ type Payload struct {
 	Message         string          `json:"message"`
 	Mode            string          `json:"mode"`
 	RequestedSchema json.RawMessage `json:"requested_schema"`
+	// PermissionSuggestions is PermissionRequest's permission_suggestions: the
+	// permission updates Claude Code would offer for "always allow" (see suggestions.go).
+	PermissionSuggestions json.RawMessage `json:"permission_suggestions"`
 	// ElicitationID lets a retried hook re-attach to its prompt.
 	ElicitationID string `json:"_gatehouse_elicitation_id"`
 
-	input map[string]any
+	input       map[string]any
+	suggestions []json.RawMessage
 }
 
 // Decode reads a hook body. It checks the shape every tool hook needs: a non-empty
@@ -68,6 +72,7 @@ func Decode(body []byte) (*Payload, error) {
 	if err := dec.Decode(&p.input); err != nil || p.input == nil {
 		return nil, errors.New("tool_input must be an object")
 	}
+	p.suggestions = decodeSuggestions(p.PermissionSuggestions)
 	return p, nil
 }
 
@@ -129,6 +134,14 @@ func (p *Payload) Params() map[string]any {
 	}
 	if p.ToolUseID != "" { // PreToolUse only: lets a UI or log line correlate the call
 		params["tool_use_id"] = p.ToolUseID
+	}
+	if len(p.suggestions) > 0 {
+		list := make([]any, 0, len(p.suggestions))
+		for _, raw := range p.suggestions {
+			m, _ := decodeObject(raw) // decodeSuggestions kept objects only
+			list = append(list, m)
+		}
+		params[ParamSuggestions] = list
 	}
 	switch p.ToolName {
 	case ToolAskUserQuestion:

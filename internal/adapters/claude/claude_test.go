@@ -25,7 +25,7 @@ func jsonOf(t *testing.T, v any) string {
 }
 
 const (
-	bashBody = `{"session_id":"s","cwd":"/w","permission_mode":"default","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"npm test"},"permission_suggestions":[{"type":"addRules"}],"effort":{"level":"high"}}`
+	bashBody = `{"session_id":"s","cwd":"/w","permission_mode":"default","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"npm test"},"permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test"}],"behavior":"allow","destination":"localSettings"}],"effort":{"level":"high"}}`
 	askBody  = `{"session_id":"s","hook_event_name":"PreToolUse","tool_use_id":"toolu_1","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which DB?","header":"DB","multiSelect":true,"options":[{"label":"pg","description":"Postgres","preview":"x"},{"label":"lite"}]}]}}`
 	planBody = `{"session_id":"s","hook_event_name":"PermissionRequest","tool_name":"ExitPlanMode","tool_input":{"plan":"# Plan\n1. do it"}}`
 )
@@ -40,7 +40,7 @@ func TestDecisionsPerToolAndAction(t *testing.T) {
 		{"allow", bashBody, EventPermissionRequest, "accept", nil,
 			`{"hookSpecificOutput":{"decision":{"behavior":"allow"},"hookEventName":"PermissionRequest"}}`},
 		{"allow remember", bashBody, EventPermissionRequest, "accept", map[string]any{"remember": true},
-			`{"hookSpecificOutput":{"decision":{"behavior":"allow","updatedPermissions":[{"behavior":"allow","destination":"session","rules":[{"toolName":"Bash"}],"type":"addRules"}]},"hookEventName":"PermissionRequest"}}`},
+			`{"hookSpecificOutput":{"decision":{"behavior":"allow","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test"}],"behavior":"allow","destination":"localSettings"}]},"hookEventName":"PermissionRequest"}}`},
 		{"remember false", bashBody, EventPermissionRequest, "accept", map[string]any{"remember": false},
 			`{"hookSpecificOutput":{"decision":{"behavior":"allow"},"hookEventName":"PermissionRequest"}}`},
 		{"deny", bashBody, EventPermissionRequest, "decline", nil,

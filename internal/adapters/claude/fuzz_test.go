@@ -7,7 +7,7 @@ import (
 
 // FuzzDecode: no hook body makes the decoders, params or decisions panic.
 func FuzzDecode(f *testing.F) {
-	for _, b := range []string{bashBody, askBody, planBody,
+	for _, b := range []string{bashBody, askBody, planBody, deployBody,
 		`{"tool_name":"AskUserQuestion","tool_input":{"questions":[1,{"options":[null,{"label":3}]}]}}`,
 		`{"message":"m","requested_schema":{"type":"object"}}`} {
 		f.Add([]byte(b))
@@ -19,6 +19,10 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("params do not encode: %v", err)
 			}
 			_, _ = json.Marshal(p.PermissionDecision(v))
+			edited := Verdict{Action: "accept", Content: map[string]any{"remember": map[string]any{"suggestion": 0, "ruleContent": "npm run deploy --prod"}}}
+			if _, err := json.Marshal(p.PermissionDecision(edited)); err != nil {
+				t.Fatalf("decision does not encode: %v", err)
+			}
 			_, _ = json.Marshal(p.PreToolUseDecision(v))
 		}
 		if p, err := DecodeElicitation(body); err == nil {

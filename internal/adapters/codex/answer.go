@@ -12,15 +12,13 @@ type Verdict struct {
 	Content map[string]any
 }
 
-func (v Verdict) remember() bool {
-	b, _ := v.Content["remember"].(bool)
-	return b
-}
-
 // Answer builds the JSON-RPC result Codex reads for a verdict (§6.2):
 //
 //   - command / file change approvals: {"decision": accept | acceptForSession | decline |
-//     cancel}; accept with content.remember:true is acceptForSession;
+//     cancel}; accept remembering suggestion 0 (content.remember true or
+//     {"suggestion":0}) is acceptForSession; remembering a command's proposed exec
+//     policy amendment (suggestion 1) is {"acceptWithExecpolicyAmendment":
+//     {"execpolicy_amendment": <the proposed words, exactly>}};
 //   - permissions: accept grants what was asked, {"permissions": <requested>, "scope":
 //     "turn"} ("session" when remembered); anything else grants nothing,
 //     {"permissions": {}, "scope": "turn"};
@@ -32,10 +30,16 @@ func (v Verdict) remember() bool {
 //     approved_for_session | denied | abort}.
 func (r *Request) Answer(v Verdict) map[string]any {
 	accepted := v.Action == "accept"
+	kept, remember := r.remembered(v)
+	remember = remember && accepted
 	switch r.Method {
 	case MethodCommandApproval, MethodFileChangeApproval:
+		if remember && kept.Kind == SuggestExecpolicy {
+			return map[string]any{"decision": map[string]any{"acceptWithExecpolicyAmendment": map[string]any{
+				"execpolicy_amendment": kept.Amendment}}}
+		}
 		d := v.Action
-		if accepted && v.remember() {
+		if remember {
 			d = "acceptForSession"
 		}
 		if d != "accept" && d != "acceptForSession" && d != "decline" {
@@ -45,7 +49,7 @@ func (r *Request) Answer(v Verdict) map[string]any {
 	case MethodExecCommand, MethodApplyPatch:
 		d := "abort"
 		switch {
-		case accepted && v.remember():
+		case remember:
 			d = "approved_for_session"
 		case accepted:
 			d = "approved"
@@ -58,7 +62,7 @@ func (r *Request) Answer(v Verdict) map[string]any {
 			return map[string]any{"permissions": map[string]any{}, "scope": "turn"}
 		}
 		scope := "turn"
-		if v.remember() {
+		if remember {
 			scope = "session"
 		}
 		granted, _ := r.Params["permissions"].(map[string]any)

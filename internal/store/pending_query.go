@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// PendingQuery narrows the pending prompts an inbox lists. Every set field must match;
+// the zero value lists every pending prompt (nil RootIDs: in any tree).
+type PendingQuery struct {
+	// RootIDs keeps prompts whose session belongs to one of these trees.
+	RootIDs []string
+	// Agent keeps prompts whose session runs under this agent, named by id or name.
+	Agent string
+	// SessionPath keeps prompts of that session and its sub-agents (a session's Path).
+	SessionPath string
+	// Tool keeps prompts for this tool (params.tool_name, exactly).
+	Tool string
+	// CreatedBefore keeps prompts asked before this instant.
+	CreatedBefore time.Time
+	// Limit bounds the answer (newest first).
+	Limit int
+}
+
+// PendingMatching lists the pending prompts q selects, newest first. The filters run in
+// the database, so a narrow query finds its prompts however many others are pending.
+func (s *Store) PendingMatching(ctx context.Context, q PendingQuery) ([]models.Elicitation, error) {
+	var rows []models.Elicitation
+	db := s.ctx(ctx).Where("status = ?", models.StatusPending)
+	sessions := s.ctx(ctx).Model(&models.Session{}).Select("id")
+	narrow := false
+	if q.RootIDs != nil {
+		sessions, narrow = sessions.Where("root_id IN ?", q.RootIDs), true
+	}
+	if q.Agent != "" {
+		agents := s.ctx(ctx).Model(&models.Agent{}).Select("id").Where("id = ? OR name = ?", q.Agent, q.Agent)
+		sessions, narrow = sessions.Where("agent_id IN (?)", agents), true
+	}
+	if q.SessionPath != "" {
+		sessions, narrow = sessions.Where("path LIKE ? ESCAPE '\\'", likePrefix(q.SessionPath)), true
+	}
+	if narrow {
+		db = db.Where("session_id IN (?)", sessions)
+	}
+	if q.Tool != "" {
+		if s.dialect == Postgres {
+			db = db.Where("params->>'tool_name' = ?", q.Tool)
+		} else {
+			db = db.Where("json_extract(params, '$.tool_name') = ?", q.Tool)
+		}
+	}
+	if !q.CreatedBefore.IsZero() {
+		db = db.Where("created_at < ?", q.CreatedBefore)
+	}
+	if q.Limit > 0 {
+		db = db.Limit(q.Limit)
+	}
+	return rows, db.Order("created_at DESC, id").Find(&rows).Error
+}
