@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
@@ -59,6 +60,8 @@ type Deps struct {
 	Hosts *auth.HostGuard
 	// Rules is Gatehouse's own rules (/rules, /v1/rules); nil: no rule ever applies.
 	Rules *rules.Service
+	// Audit exports the audit trail (GET /v1/audit).
+	Audit *audit.Service
 }
 
 // Server holds the handlers' dependencies.
@@ -74,6 +77,7 @@ type Server struct {
 	mcp       *mcpproxy.Proxy
 	publicURL string
 	inbox     *inbox.Service
+	audit     *audit.Service
 	streams   *stream.Guard
 	cookies   *gsessions.CookieStore
 	md        *markdown.Renderer
@@ -85,7 +89,7 @@ type Server struct {
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
-		inbox: d.Inbox, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
+		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
 		rules: d.Rules}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -141,6 +145,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/sessions/:sid/mcp", s.mcpPost)
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)
 	v1.DELETE("/sessions/:sid/mcp", s.mcpDelete)
+	v1.GET("/audit", s.exportAudit)
 
 	v1.POST("/rules", s.createRule)
 	v1.GET("/rules", s.listRules)

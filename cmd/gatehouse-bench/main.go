@@ -5,7 +5,7 @@
 // from this process, and prints every figure beside its baseline from the same run:
 // GET /healthz on the same server, and the reference server's park/resolve floor.
 //
-//	gatehouse-bench [-gatehouse bin/gatehouse] [-databases sqlite,postgres] …
+//	gatehouse-bench [-gatehouse bin/gatehouse] [-databases sqlite,postgres] [-audit-rows 1000000] …
 //	gatehouse-bench reference -addr 127.0.0.1:0   (the reference server itself)
 package main
 
@@ -37,6 +37,7 @@ func main() {
 	parked := flag.Int("parked", 10000, "requests parked at once")
 	subs := flag.Int("subscribers", 2000, "stream subscribers on one session")
 	dur := flag.Duration("duration", 3*time.Second, "length of each throughput run")
+	exportRows := flag.Int("audit-rows", 1000000, "rows in the audit export measurement (0: skip it)")
 	flag.Parse()
 
 	self, _ := os.Executable()
@@ -79,9 +80,30 @@ func main() {
 		}
 		runOne(t, db, *bin, url, hc, refP50, refP99, refCap, *iters, *parked, *subs, *dur)
 		cleanup()
+		if *exportRows > 0 {
+			// A database of its own and a fresh server, so the peak RSS is the export's.
+			if url, cleanup, err = freshDB(db, *pgAdmin); err != nil {
+				t.note(db, "audit export: "+err.Error())
+			} else {
+				runAuditExport(t, db, *bin, url, *exportRows)
+				cleanup()
+			}
+		}
 		fmt.Fprintf(os.Stderr, "%s done\n", db)
 	}
 	t.print(os.Stdout)
+}
+
+// freshDB makes an empty database of the given kind.
+func freshDB(db, pgAdmin string) (string, func(), error) {
+	if db == "postgres" {
+		return freshPostgres(pgAdmin)
+	}
+	dir, err := os.MkdirTemp("", "gatehouse-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return "sqlite://" + filepath.Join(dir, "bench.db"), func() { os.RemoveAll(dir) }, nil
 }
 
 func runOne(t *table, db, bin, url string, hc0 interface{}, refP50, refP99 time.Duration, refCap capacityResult, iters, parked, subs int, dur time.Duration) {

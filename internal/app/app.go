@@ -19,6 +19,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/handlers"
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
+	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
@@ -61,6 +62,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	if err := st.Migrate(ctx, log); err != nil {
 		st.Close()
 		return nil, err
+	}
+	// Decided rows the audit chain lacks (from before it existed) join it now.
+	if n, err := st.ChainUnchained(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("audit chain backfill: %w", err)
+	} else if n > 0 {
+		log.Info("audit chain: chained earlier decisions", "count", n)
 	}
 	secret, err := sessionSecret(ctx, cfg, st, log)
 	if err != nil {
@@ -165,6 +173,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Hosts:           hostGuard(cfg),
 		BodyReadTimeout: cfg.BodyReadTimeout,
 		Rules:           ruleBook,
+		Audit:           audit.New(st, access),
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }
@@ -277,6 +286,10 @@ func (a *App) sweep(ctx context.Context) {
 			a.Log.Warn("expire due elicitations", "err", err)
 		} else if n > 0 {
 			a.Log.Info("expired stale elicitations", "count", n)
+		}
+		// Rows decided by a replica still running older code (rolling upgrade).
+		if _, err := a.Store.ChainUnchained(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("audit chain backfill", "err", err)
 		}
 		if _, err := a.Store.PruneEvents(ctx, time.Now().UTC().Add(-a.Config.EventRetention)); err != nil && ctx.Err() == nil {
 			a.Log.Warn("prune stream events", "err", err)

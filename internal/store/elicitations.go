@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -51,10 +53,19 @@ const DecidedChannel = "gatehouse_decided"
 
 // DecideElicitation moves the row from pending to d.Status when, and only when, it is
 // still pending and owned by sessionID, and returns the decided row — read back by the
-// same statement (RETURNING), so deciding costs one round trip. A nil row with a nil
-// error means this call did not win: somebody decided first, or the row is not this
-// session's, or it does not exist.
+// same statement (RETURNING). A nil row with a nil error means this call did not win:
+// somebody decided first, or the row is not this session's, or it does not exist.
+//
+// The decision is appended to the audit chain (internal/audit) atomically with it. On
+// Postgres one statement decides, appends and notifies, so deciding still costs one
+// round trip: it updates the chain's head row (whose lock, held to commit, lines up
+// deciders on every replica; a waiting decider re-reads the head once the lock is
+// free), hashes in SQL (sha256) over the decision bytes encoded here plus the
+// digests of the stored origin, params and content, and inserts the chain row. On
+// SQLite (one writer at a time anyway) a short transaction does the same in Go.
 func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d Decision) (*models.Elicitation, error) {
+	// Both databases keep microseconds; the hash covers exactly what is stored.
+	d.At = d.At.UTC().Truncate(time.Microsecond)
 	var action *string
 	if d.Action != "" {
 		action = &d.Action
@@ -63,7 +74,7 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 	if len(d.Content) > 0 {
 		content = d.Content
 	}
-	set := `status = ?, action = ?, content = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?`
+	set := `status = ?, action = ?, content = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?, chained = TRUE`
 	args := []any{d.Status, action, content, d.By, d.Via, d.At}
 	if d.RuleID != "" {
 		set += `, rule_id = ?`
@@ -76,12 +87,23 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 		args = append(args, d.SeenLease)
 	}
 	query += ` RETURNING *`
-	if s.dialect == Postgres {
-		// The note that wakes waiters on other replicas goes out with the commit itself:
-		// no window in which the decision is stored but nobody is told.
-		query = `WITH d AS (` + query + `) SELECT d.* FROM d
-			CROSS JOIN LATERAL (SELECT pg_notify('` + DecidedChannel + `', d.id)) AS notified`
+	decision := audit.Decision{ElicitationID: id, SessionID: sessionID, Status: d.Status, Action: d.Action,
+		ResolvedBy: d.By, ResolvedVia: d.Via, ResolvedAt: d.At}
+	if s.dialect == SQLite {
+		return s.decideAndChainSQLite(ctx, query, args, decision)
 	}
+	// The note that wakes waiters on other replicas goes out with the commit itself:
+	// no window in which the decision is stored but nobody is told.
+	query = `WITH d AS (` + query + `),
+		h AS (UPDATE audit_head SET seq = audit_head.seq + 1, prev_hash = audit_head.hash,
+				hash = encode(sha256(decode(?, 'hex') || ` + pgDigests("d") + ` || decode(audit_head.hash, 'hex')), 'hex')
+			FROM d WHERE audit_head.id = 1
+			RETURNING audit_head.seq, audit_head.prev_hash, audit_head.hash),
+		c AS (INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash)
+			SELECT h.seq, d.id, h.prev_hash, h.hash FROM d CROSS JOIN h)
+		SELECT d.* FROM d
+			CROSS JOIN LATERAL (SELECT pg_notify('` + DecidedChannel + `', d.id)) AS notified`
+	args = append(args, hex.EncodeToString(decision.Bytes())) // GORM would expand a []byte
 	var rows []models.Elicitation
 	err := s.w(ctx).Raw(query, args...).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
