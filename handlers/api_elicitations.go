@@ -58,9 +58,7 @@ func (s *Server) checkRemember(c echo.Context, sid, eid string, r elicit.Result)
 	if !row.IsPending() {
 		return nil
 	}
-	var params map[string]any
-	_ = json.Unmarshal(row.Params, &params)
-	err = prompt.Describe(row.Origin, params, s.md).CheckRemember(r.Content)
+	err = prompt.Describe(row.Origin, row.DecodeParams().All, s.md).CheckRemember(r.Content)
 	var fe *models.FieldError
 	if errors.As(err, &fe) {
 		return bad(fe.Field, "%s", fe.Msg)
@@ -98,10 +96,9 @@ func (s *Server) getElicitation(c echo.Context) error {
 func elicitationState(row *models.Elicitation) map[string]any {
 	switch row.Status {
 	case models.StatusPending:
-		var params map[string]any
-		_ = json.Unmarshal(row.Params, &params)
-		return map[string]any{"status": "pending", "message": params["message"], "phase": params["phase"],
-			"policy_name": params["policy_name"], "content_preview": params["content_preview"], "params": params}
+		p := row.DecodeParams()
+		return map[string]any{"status": "pending", "message": p.Message, "phase": p.Phase,
+			"policy_name": p.PolicyName, "content_preview": p.ContentPreview, "params": p.All}
 	case models.StatusResolved:
 		out := map[string]any{"status": "resolved", "resolved_at": row.ResolvedAt}
 		if row.Action != nil {

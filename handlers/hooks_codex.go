@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/labstack/echo/v4"
@@ -98,11 +97,7 @@ func (s *Server) checkCodexRetry(ctx context.Context, sess *models.Session, eid,
 	if err != nil {
 		return err
 	}
-	var stored struct {
-		Fingerprint string `json:"codex_fingerprint"`
-	}
-	_ = json.Unmarshal(row.Params, &stored)
-	if stored.Fingerprint != "" && stored.Fingerprint != fingerprint {
+	if stored := row.DecodeParams().CodexFingerprint; stored != "" && stored != fingerprint {
 		s.log.Warn("codex request id reused for a different request", "session_id", sess.ID, "elicitation_id", eid)
 		return errs.Conflict("request id was already used in this session by a different request; " +
 			"send each request under a fresh id (or a new session per app-server connection)")
@@ -123,8 +118,7 @@ func (s *Server) retireCodexPrompts(ctx context.Context, sess *models.Session, n
 		if row.SessionID != sess.ID || row.Origin != models.OriginCodex {
 			continue
 		}
-		var params map[string]any
-		if json.Unmarshal(row.Params, &params) != nil || !n.Matches(params) {
+		if !n.Matches(row.DecodeParams().All) {
 			continue
 		}
 		out, err := s.elicit.Resolve(ctx, sess.ID, row.ID, elicit.Result{Action: elicit.ActionCancel}, "codex", models.ViaEvent)

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -191,10 +190,9 @@ func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (
 	if err != nil {
 		return d, nil, err
 	}
-	var params map[string]any
-	_ = json.Unmarshal(row.Params, &params)
-	d.Prompt = prompt.Describe(row.Origin, params, s.md)
-	d.Created, d.Expires, d.Now = row.CreatedAt, row.ExpiresAt, time.Now().UTC()
+	params := row.DecodeParams()
+	d.Prompt = prompt.Describe(row.Origin, params.All, s.md)
+	d.Created, d.Expires, d.Now = row.CreatedAt, row.ExpiresAt, s.elicit.Now()
 	if !row.IsPending() {
 		o := outcomeOf(row)
 		d.Outcome = &o
@@ -203,13 +201,13 @@ func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (
 			d.RuleOffer.Action = approvePath(sess.ID, eid) + "/rule"
 		}
 	}
-	if onTimeout, ok := params["on_timeout"].(string); ok && row.IsPending() {
+	if onTimeout, ok := params.All["on_timeout"].(string); ok && row.IsPending() {
 		// A wait of its own: an ask rule's or a policy's.
 		d.OnTimeout = onTimeout
 		if row.RuleID != nil {
 			d.WaitSource = "rule " + *row.RuleID
-		} else if name, _ := params["policy_name"].(string); name != "" {
-			d.WaitSource = "policy " + name
+		} else if params.PolicyName != "" {
+			d.WaitSource = "policy " + params.PolicyName
 		}
 	}
 	return d, row, nil

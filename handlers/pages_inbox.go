@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -49,7 +48,7 @@ func (s *Server) inboxEvents(c echo.Context) error {
 	defer follow.Cancel()
 	s.csrfToken(c) // mint before the stream starts: the cards' forms carry it
 	sw := s.startSSE(c)
-	feed := liveFeed{events: follow.C, grants: lease.Changed(), regrant: follow.Refresh}
+	feed := liveFeed{events: follow.C, grants: lease.Changed(), regrant: follow.Refresh, now: s.elicit.Now}
 	return pushFragments(ctx, sw, feed, "inbox", func() (views.InboxPage, error) { return s.inboxData(c) },
 		func(d views.InboxPage) templ.Component { return views.InboxList(d) })
 }
@@ -75,8 +74,7 @@ func (s *Server) decideFromList(c echo.Context) error {
 	var r elicit.Result
 	switch c.FormValue(prompt.FieldAction) {
 	case elicit.ActionAccept:
-		var params map[string]any
-		_ = json.Unmarshal(row.Params, &params)
+		params := row.DecodeParams().All
 		p := prompt.Describe(row.Origin, params, s.md)
 		if p.NeedsReview() {
 			return s.refuseFromList(c, sess, row, params)
@@ -239,6 +237,8 @@ type liveFeed struct {
 	events  <-chan stream.Delivery
 	grants  <-chan struct{}
 	regrant func(ctx context.Context) error
+	// now is the core's clock, which paces the renders.
+	now func() time.Time
 }
 
 // pushFragments sends a live page's fragment at once, then again after prompt events
@@ -268,7 +268,7 @@ func pushFragments[T any](ctx context.Context, sw *eventStream, feed liveFeed, n
 	if err := send(); err != nil {
 		return nil
 	}
-	pace.Rendered(time.Now())
+	pace.Rendered(feed.now())
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
 	for {
@@ -293,7 +293,7 @@ func pushFragments[T any](ctx context.Context, sw *eventStream, feed liveFeed, n
 				return nil
 			}
 		}
-		if pace.Due(time.Now()) {
+		if pace.Due(feed.now()) {
 			drain(feed.events) // what is already queued is covered by this render
 			if err := send(); err != nil {
 				return nil

@@ -44,7 +44,7 @@ func (s *Server) sessionEvents(c echo.Context) error {
 	defer sub.Cancel()
 	s.csrfToken(c)
 	sw := s.startSSE(c)
-	feed := liveFeed{events: sub.C, grants: lease.Changed(), regrant: func(ctx context.Context) error {
+	feed := liveFeed{events: sub.C, grants: lease.Changed(), now: s.elicit.Now, regrant: func(ctx context.Context) error {
 		_, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read)
 		return err
 	}}

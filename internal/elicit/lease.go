@@ -2,7 +2,6 @@ package elicit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -125,10 +124,7 @@ func (s *Service) RepublishUnlogged(ctx context.Context) (int, error) {
 			return i, err
 		}
 		if row.Logged < models.LoggedRequest {
-			var params map[string]any
-			if json.Unmarshal(row.Params, &params) == nil {
-				s.publishRequest(sess, row.ID, params)
-			}
+			s.publishRequest(sess, row.ID, row.DecodeParams().All)
 		}
 		if !row.IsPending() {
 			s.publishResolved(sess, row.ID)

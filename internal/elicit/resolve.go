@@ -140,12 +140,7 @@ func RequestEvent(eid, owner, viewer string, params map[string]any) map[string]a
 
 // RowRequestEvent is RequestEvent for a stored row.
 func RowRequestEvent(row *models.Elicitation, viewer string) map[string]any {
-	var params map[string]any
-	_ = json.Unmarshal(row.Params, &params)
-	if params == nil {
-		params = map[string]any{}
-	}
-	return RequestEvent(row.ID, row.SessionID, viewer, params)
+	return RequestEvent(row.ID, row.SessionID, viewer, row.DecodeParams().All)
 }
 
 func (s *Service) publishRequest(sess *models.Session, eid string, params map[string]any) {

@@ -124,6 +124,9 @@ func (s *Service) OnOpened(f func(e *models.Elicitation)) {
 	s.mu.Unlock()
 }
 
+// Now is the core's clock (injected in tests): the time pages show against deadlines.
+func (s *Service) Now() time.Time { return s.clock.Now() }
+
 // Timeout returns the configured longest wait.
 func (s *Service) Timeout() time.Duration { return s.timeout }
 
@@ -354,10 +357,7 @@ func sameRequest(row *models.Elicitation, p Prompt) bool {
 	if row.Origin != p.Origin {
 		return false
 	}
-	var stored map[string]any
-	if err := json.Unmarshal(row.Params, &stored); err != nil {
-		return false
-	}
+	stored := row.DecodeParams().All
 	keys := []string{"tool_name", "tool_input"}
 	if p.Origin == models.OriginClaudePermission {
 		// A remembered choice names one of these by index: a retry offering other

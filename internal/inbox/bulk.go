@@ -2,7 +2,6 @@ package inbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/url"
 	"strings"
@@ -110,9 +109,7 @@ func (s *Service) Answer(ctx context.Context, r Resolver, user string, a BulkAns
 			rep.AlreadyDecided = append(rep.AlreadyDecided, id)
 			continue
 		}
-		var params map[string]any
-		_ = json.Unmarshal(row.Params, &params)
-		p := prompt.Describe(row.Origin, params, s.md)
+		p := prompt.Describe(row.Origin, row.DecodeParams().All, s.md)
 		if a.Action == prompt.ActionAccept {
 			if p.NeedsReview() {
 				rep.NeedsReview = append(rep.NeedsReview, id)

@@ -9,7 +9,6 @@ package inbox
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -305,7 +304,7 @@ func (r *resolver) item(ctx context.Context, row models.Elicitation) (Item, erro
 		return Item{}, err
 	}
 	it := Item{Row: row, Session: sess, Agent: r.agent(ctx, sess.AgentID)}
-	_ = json.Unmarshal(row.Params, &it.Params)
+	it.Params = row.DecodeParams().All
 	for _, id := range sess.AncestorIDs() {
 		anc, err := r.session(ctx, id)
 		if err != nil {

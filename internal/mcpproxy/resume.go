@@ -142,9 +142,5 @@ func declineReason(content json.RawMessage) string {
 
 // promptMessage is the message a prompt was published with.
 func promptMessage(row *models.Elicitation) string {
-	var p struct {
-		Message string `json:"message"`
-	}
-	_ = json.Unmarshal(row.Params, &p)
-	return p.Message
+	return row.DecodeParams().Message
 }

@@ -1,0 +1,43 @@
+package models
+
+import "encoding/json"
+
+// Params are a prompt's published params (the JSON the request event carries): the
+// keys Gatehouse itself reads, typed, and every key as stored in All — each origin adds
+// its own (tool_input, permission_suggestions, requestedSchema, …) and streams publish
+// them unchanged. Read them with Elicitation.DecodeParams, the one place that decodes
+// the stored JSON.
+type Params struct {
+	Mode           string
+	Message        string
+	URL            string
+	ApprovePath    string
+	Phase          string
+	PolicyName     string
+	ToolName       string
+	Vendor         string
+	ContentPreview string
+	Command        string
+	Cwd            string
+	// CodexFingerprint is the hash of the Codex request a prompt was opened for.
+	CodexFingerprint string
+	// All is every key as stored (never nil).
+	All map[string]any
+}
+
+// DecodeParams reads the stored params. Unreadable params (none are written) read as
+// empty, so a damaged row is still shown and decided rather than failing a page.
+func (e *Elicitation) DecodeParams() Params {
+	var all map[string]any
+	_ = json.Unmarshal(e.Params, &all)
+	if all == nil {
+		all = map[string]any{}
+	}
+	s := func(k string) string { v, _ := all[k].(string); return v }
+	return Params{
+		Mode: s("mode"), Message: s("message"), URL: s("url"), ApprovePath: s("approve_path"),
+		Phase: s("phase"), PolicyName: s("policy_name"), ToolName: s("tool_name"), Vendor: s("vendor"),
+		ContentPreview: s("content_preview"), Command: s("command"), Cwd: s("cwd"),
+		CodexFingerprint: s("codex_fingerprint"), All: all,
+	}
+}
