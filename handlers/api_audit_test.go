@@ -142,8 +142,8 @@ func TestAuditExportFiltersFormatsAndAccess(t *testing.T) {
 		if len(recs) != 3 || fmt.Sprint(recs[0]) != fmt.Sprint(audit.Columns) || recs[1][1] != "a2" || recs[2][1] != "a3" {
 			t.Fatalf("csv rows: %q", recs)
 		}
-		if content := recs[1][11]; !strings.Contains(content, `no\nway`) || recs[2][11] != "" || recs[1][5] != "decline" {
-			t.Fatalf("csv a2 content %q, a3 content %q", content, recs[2][11])
+		if content := recs[1][12]; !strings.Contains(content, `no\nway`) || recs[2][12] != "" || recs[1][5] != "decline" {
+			t.Fatalf("csv a2 content %q, a3 content %q", content, recs[2][12])
 		}
 
 		for query, field := range map[string]string{

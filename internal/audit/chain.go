@@ -12,8 +12,9 @@
 //
 // where the decision bytes are the tag "gatehouse-audit-v1" followed by, each as a
 // 4-byte big-endian length and its UTF-8 bytes: the prompt id, its session id, status,
-// action, resolved_by, resolved_via and resolved_at (UTC, RFC 3339 with exactly six
-// fractional digits). A missing action or content hashes as the empty string. params
+// action, resolved_by, resolved_via, resolved_at (UTC, RFC 3339 with exactly six
+// fractional digits) and the deciding rule's id (empty when a person or the clock
+// decided). A missing action or content hashes as the empty string. params
 // and content are hashed as the database returns them as text (Postgres returns JSONB
 // normalized, the same every time).
 //
@@ -47,12 +48,14 @@ type Decision struct {
 	ResolvedBy    string
 	ResolvedVia   string
 	ResolvedAt    time.Time
+	// RuleID names the Gatehouse rule that decided (resolved_via "rule"); empty otherwise.
+	RuleID string
 }
 
 // Bytes is the canonical encoding of d (see the package comment).
 func (d Decision) Bytes() []byte {
 	at := d.ResolvedAt.UTC().Truncate(time.Microsecond).Format(TimeLayout)
-	fields := [...]string{d.ElicitationID, d.SessionID, d.Status, d.Action, d.ResolvedBy, d.ResolvedVia, at}
+	fields := [...]string{d.ElicitationID, d.SessionID, d.Status, d.Action, d.ResolvedBy, d.ResolvedVia, at, d.RuleID}
 	n := len(Tag)
 	for _, f := range fields {
 		n += 4 + len(f)

@@ -278,3 +278,22 @@ func rebind(db testserver.DB, q string) string {
 	}
 	return b.String()
 }
+
+// TestDecisionBytesCoverEveryField: each decided field, the deciding rule's id
+// included, changes what is hashed, so an edit to any of them breaks the chain.
+func TestDecisionBytesCoverEveryField(t *testing.T) {
+	base := audit.Decision{ElicitationID: "e", SessionID: "s", Status: "resolved", Action: "accept",
+		ResolvedBy: "alice", ResolvedVia: "rule", ResolvedAt: time.Unix(1, 0), RuleID: "rule_1"}
+	for name, edit := range map[string]func(*audit.Decision){
+		"id": func(d *audit.Decision) { d.ElicitationID = "x" }, "session": func(d *audit.Decision) { d.SessionID = "x" },
+		"status": func(d *audit.Decision) { d.Status = "x" }, "action": func(d *audit.Decision) { d.Action = "x" },
+		"by": func(d *audit.Decision) { d.ResolvedBy = "x" }, "via": func(d *audit.Decision) { d.ResolvedVia = "x" },
+		"at": func(d *audit.Decision) { d.ResolvedAt = time.Unix(2, 0) }, "rule": func(d *audit.Decision) { d.RuleID = "rule_2" },
+	} {
+		d := base
+		edit(&d)
+		if string(d.Bytes()) == string(base.Bytes()) {
+			t.Errorf("changing %s leaves the hashed bytes unchanged", name)
+		}
+	}
+}

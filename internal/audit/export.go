@@ -172,7 +172,7 @@ func (s *Service) Write(ctx context.Context, f Filter, format string, w io.Write
 
 // Columns are the export's fields, in CSV column order.
 var Columns = []string{"seq", "elicitation_id", "session_id", "origin", "status", "action", "resolved_by",
-	"resolved_via", "resolved_at", "created_at", "params", "content", "prev_hash", "hash"}
+	"resolved_via", "rule_id", "resolved_at", "created_at", "params", "content", "prev_hash", "hash"}
 
 // Row is one exported decision: everything the hash covers, plus the links.
 type Row struct {
@@ -184,6 +184,7 @@ type Row struct {
 	Action        string          `json:"action,omitempty"`
 	ResolvedBy    string          `json:"resolved_by"`
 	ResolvedVia   string          `json:"resolved_via"`
+	RuleID        string          `json:"rule_id,omitempty"`
 	ResolvedAt    string          `json:"resolved_at"`
 	CreatedAt     string          `json:"created_at"`
 	Params        json.RawMessage `json:"params"`
@@ -196,7 +197,7 @@ type Row struct {
 // re-hashed as it stands.
 func ToRow(r *Record) Row {
 	return Row{Seq: r.Seq, ElicitationID: r.ElicitationID, SessionID: r.SessionID, Origin: r.Origin, Status: r.Status,
-		Action: r.Action, ResolvedBy: r.ResolvedBy, ResolvedVia: r.ResolvedVia,
+		Action: r.Action, ResolvedBy: r.ResolvedBy, ResolvedVia: r.ResolvedVia, RuleID: r.RuleID,
 		ResolvedAt: r.ResolvedAt.UTC().Format(TimeLayout), CreatedAt: r.CreatedAt.UTC().Format(TimeLayout),
 		Params: jsonOrNull(r.Params), Content: jsonOrNil(r.Content), PrevHash: r.PrevHash, Hash: r.Hash}
 }
@@ -245,8 +246,8 @@ func (e *encoder) row(r *Record) error {
 	if e.csv != nil {
 		v := e.rec
 		v[0], v[1], v[2], v[3], v[4], v[5] = strconv.FormatInt(row.Seq, 10), row.ElicitationID, row.SessionID, row.Origin, row.Status, row.Action
-		v[6], v[7], v[8], v[9] = row.ResolvedBy, row.ResolvedVia, row.ResolvedAt, row.CreatedAt
-		v[10], v[11], v[12], v[13] = string(r.Params), string(r.Content), row.PrevHash, row.Hash
+		v[6], v[7], v[8], v[9], v[10] = row.ResolvedBy, row.ResolvedVia, row.RuleID, row.ResolvedAt, row.CreatedAt
+		v[11], v[12], v[13], v[14] = string(r.Params), string(r.Content), row.PrevHash, row.Hash
 		return e.csv.Write(v)
 	}
 	b := append(e.buf[:0], `{"seq":`...)
@@ -260,6 +261,9 @@ func (e *encoder) row(r *Record) error {
 	}
 	b = appendField(b, "resolved_by", row.ResolvedBy)
 	b = appendField(b, "resolved_via", row.ResolvedVia)
+	if row.RuleID != "" {
+		b = appendField(b, "rule_id", row.RuleID)
+	}
 	b = appendField(b, "resolved_at", row.ResolvedAt)
 	b = appendField(b, "created_at", row.CreatedAt)
 	b = appendRaw(b, "params", row.Params)

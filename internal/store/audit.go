@@ -108,13 +108,13 @@ func (s *Store) chainUnchainedBatch(ctx context.Context) (int, error) {
 		// What is hashed is what is stored: params and content read back as text.
 		var rows []struct {
 			ID, SessionID, Origin, Status   string
-			Action, ResolvedBy, ResolvedVia *string
+			Action, ResolvedBy, ResolvedVia, RuleID *string
 			ResolvedAt                      *time.Time
 			Params                          string
 			Content                         *string
 			InChain                         bool
 		}
-		err = tx.Raw(`SELECT e.id, e.session_id, e.origin, e.status, e.action, e.resolved_by, e.resolved_via, e.resolved_at,
+		err = tx.Raw(`SELECT e.id, e.session_id, e.origin, e.status, e.action, e.resolved_by, e.resolved_via, e.rule_id, e.resolved_at,
 				CAST(e.params AS TEXT) AS params, CAST(e.content AS TEXT) AS content,
 				EXISTS (SELECT 1 FROM audit_chain c WHERE c.elicitation_id = e.id) AS in_chain
 			FROM elicitations e WHERE e.status <> ? AND NOT e.chained ORDER BY e.resolved_at, e.id LIMIT ?`,
@@ -125,7 +125,7 @@ func (s *Store) chainUnchainedBatch(ctx context.Context) (int, error) {
 		for _, r := range rows {
 			if !r.InChain {
 				d := audit.Decision{ElicitationID: r.ID, SessionID: r.SessionID, Status: r.Status,
-					Action: deref(r.Action), ResolvedBy: deref(r.ResolvedBy), ResolvedVia: deref(r.ResolvedVia)}
+					Action: deref(r.Action), ResolvedBy: deref(r.ResolvedBy), ResolvedVia: deref(r.ResolvedVia), RuleID: deref(r.RuleID)}
 				if r.ResolvedAt != nil {
 					d.ResolvedAt = *r.ResolvedAt
 				}
@@ -154,7 +154,7 @@ func deref(p *string) string {
 // content come back as the text that was hashed.
 const chainSelect = `SELECT c.seq, c.prev_hash, c.hash, c.elicitation_id, e.id IS NULL AS missing,
 	e.session_id, e.origin, CAST(e.params AS TEXT) AS params, e.status, e.action,
-	CAST(e.content AS TEXT) AS content, e.resolved_by, e.resolved_via, e.resolved_at, e.created_at
+	CAST(e.content AS TEXT) AS content, e.resolved_by, e.resolved_via, e.rule_id, e.resolved_at, e.created_at
 	FROM audit_chain c `
 
 // ChainPage reads up to limit chain rows after seq after, in order, each with its
@@ -215,14 +215,14 @@ func (s *Store) scanChain(q *gorm.DB) ([]audit.Record, error) {
 	var out []audit.Record
 	for rows.Next() {
 		var r audit.Record
-		var session, origin, params, status, action, content, by, via sql.NullString
+		var session, origin, params, status, action, content, by, via, rule sql.NullString
 		var resolvedAt, createdAt sql.NullTime
 		if err := rows.Scan(&r.Seq, &r.PrevHash, &r.Hash, &r.ElicitationID, &r.Missing, &session, &origin, &params,
-			&status, &action, &content, &by, &via, &resolvedAt, &createdAt); err != nil {
+			&status, &action, &content, &by, &via, &rule, &resolvedAt, &createdAt); err != nil {
 			return nil, err
 		}
 		r.SessionID, r.Origin, r.Status, r.Action = session.String, origin.String, status.String, action.String
-		r.ResolvedBy, r.ResolvedVia = by.String, via.String
+		r.ResolvedBy, r.ResolvedVia, r.RuleID = by.String, via.String, rule.String
 		if params.Valid {
 			r.Params = []byte(params.String)
 		}

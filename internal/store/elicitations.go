@@ -88,7 +88,7 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 	}
 	query += ` RETURNING *`
 	decision := audit.Decision{ElicitationID: id, SessionID: sessionID, Status: d.Status, Action: d.Action,
-		ResolvedBy: d.By, ResolvedVia: d.Via, ResolvedAt: d.At}
+		ResolvedBy: d.By, ResolvedVia: d.Via, ResolvedAt: d.At, RuleID: d.RuleID}
 	if s.dialect == SQLite {
 		return s.decideAndChainSQLite(ctx, query, args, decision)
 	}
