@@ -107,12 +107,12 @@ func (s *Store) chainUnchainedBatch(ctx context.Context) (int, error) {
 		}
 		// What is hashed is what is stored: params and content read back as text.
 		var rows []struct {
-			ID, SessionID, Origin, Status   string
+			ID, SessionID, Origin, Status           string
 			Action, ResolvedBy, ResolvedVia, RuleID *string
-			ResolvedAt                      *time.Time
-			Params                          string
-			Content                         *string
-			InChain                         bool
+			ResolvedAt                              *time.Time
+			Params                                  string
+			Content                                 *string
+			InChain                                 bool
 		}
 		err = tx.Raw(`SELECT e.id, e.session_id, e.origin, e.status, e.action, e.resolved_by, e.resolved_via, e.rule_id, e.resolved_at,
 				CAST(e.params AS TEXT) AS params, CAST(e.content AS TEXT) AS content,
