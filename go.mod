@@ -23,7 +23,14 @@ require (
 	gorm.io/gorm v1.31.2
 )
 
-require github.com/sergi/go-diff v1.4.0 // indirect
+require (
+	github.com/getkin/kin-openapi v0.153.0 // indirect
+	github.com/go-openapi/jsonpointer v0.22.5 // indirect
+	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
+	github.com/gorilla/mux v1.8.0 // indirect
+	github.com/sergi/go-diff v1.4.0 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
