@@ -118,6 +118,11 @@ func New(d Deps) *echo.Echo {
 		e.GET("/metrics", echo.WrapHandler(d.Metrics))
 	}
 
+	// The described API (api/openapi.yaml): readable without an identity, it holds no data.
+	ref := newAPIReference(s.assets.CSS)
+	e.GET("/v1/openapi.json", ref.document)
+	e.GET("/api", ref.showPage, pageHeaders)
+
 	v1 := e.Group("/v1", s.identify, noStore)
 	v1.POST("/agents", s.createAgent)
 	v1.GET("/agents", s.listAgents)

@@ -19,9 +19,15 @@ type Client struct {
 	HC   *http.Client
 }
 
-// Client returns a client for user ("" sends no identity header).
+// Client returns a client for user ("" sends no identity header). Its /v1 requests
+// and responses are checked against the described API (api/openapi.yaml): a violation
+// fails the test that made the request (see openAPIValidator).
 func (s *Server) Client(user string) *Client {
-	return &Client{Base: s.URL, User: user, HC: &http.Client{}}
+	hc := &http.Client{}
+	if s.openapi != nil {
+		hc.Transport = s.openapi
+	}
+	return &Client{Base: s.URL, User: user, HC: hc}
 }
 
 // Response is a finished HTTP exchange.
@@ -50,7 +56,9 @@ func (c *Client) Do(t testing.TB, method, path string, v any) *Response {
 // DoCtx is Do with a context (to cancel a parked request).
 func (c *Client) DoCtx(ctx context.Context, t testing.TB, method, path string, v any) *Response {
 	t.Helper()
+	ctx, sink := withViolationSink(ctx)
 	resp, err := c.send(ctx, method, path, v, "application/json")
+	sink.report(t)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -170,7 +178,9 @@ func (c *Client) OpenStream(t testing.TB, path string) *Stream {
 // open stream or the refusal (any status but 200, body read whole).
 func (c *Client) TryOpenStream(t testing.TB, path string) (*Stream, *Response) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, sink := withViolationSink(context.Background())
+	defer sink.report(t)
+	ctx, cancel := context.WithCancel(ctx)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
 	if c.User != "" {
 		req.Header.Set("X-Forwarded-Email", c.User)

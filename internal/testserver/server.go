@@ -21,6 +21,9 @@ type Server struct {
 	DatabaseURL string
 	cancel      context.CancelFunc
 	done        chan error
+	// openapi checks every test client's /v1 traffic against the described API (nil:
+	// switched off with GATEHOUSE_VALIDATE_OPENAPI=off).
+	openapi *openAPIValidator
 }
 
 // TestSessionSecret is the --session-secret Start passes.
@@ -65,7 +68,8 @@ func start(t testing.TB, dbURL string, flags []string) *Server {
 		cancel()
 		t.Fatalf("listen: %v", err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), App: a, DatabaseURL: dbURL, cancel: cancel, done: make(chan error, 1)}
+	s := &Server{URL: "http://" + ln.Addr().String(), App: a, DatabaseURL: dbURL, cancel: cancel, done: make(chan error, 1),
+		openapi: newOpenAPIValidator(t)}
 	go func() { s.done <- a.Serve(ctx, ln) }()
 	t.Cleanup(s.Stop)
 	return s
