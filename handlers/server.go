@@ -141,6 +141,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/sessions/:sid/hooks/elicitation", s.claudeElicitation)
 	v1.POST("/sessions/:sid/hooks/codex-elicitation-request", s.codexElicitationRequest)
 	v1.POST("/hooks/claude", s.claudeZeroConfig)
+	v1.POST("/hooks/codex", s.codexCLIHook)
 	v1.POST("/sessions/:sid/policies/evaluate", s.evaluatePolicies)
 	v1.POST("/sessions/:sid/mcp", s.mcpPost)
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)

@@ -180,23 +180,22 @@ func (v Verdict) feedback() string {
 	return strings.TrimSpace(s)
 }
 
-// Answer builds the hook output for a verdict; nil means "print nothing": Codex then
-// carries on as if no hook had answered.
+// Answer builds the hook output for a verdict.
 //
 // PermissionRequest: {"hookSpecificOutput":{"hookEventName":"PermissionRequest",
 // "decision":{"behavior":"allow"}}} or behavior "deny" with an optional message, which
 // reaches the model.
 //
 // PreToolUse: Codex accepts only "deny" (with a non-empty reason); "allow" and "ask"
-// are refused. An approval is therefore no output: the command goes on to Codex's own
-// approval step, where its PermissionRequest re-attaches to this same prompt and is
-// allowed at once.
+// are refused. An approval is therefore the empty object, which decides nothing: the
+// command goes on to Codex's own approval step (when it needs one), where its
+// PermissionRequest re-attaches to this same prompt and is allowed at once.
 func (p *Payload) Answer(v Verdict) map[string]any {
 	accepted := v.Action == "accept"
 	switch p.HookEventName {
 	case EventPreToolUse:
 		if accepted {
-			return nil
+			return map[string]any{}
 		}
 		return map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": EventPreToolUse, "permissionDecision": "deny", "permissionDecisionReason": denyReason(v),
