@@ -1,0 +1,63 @@
+package clienttest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+)
+
+// TestCodexHooksApprove: real Codex asks to run a command outside its sandbox; its
+// hook parks in Gatehouse, a person approves on the approval page, and the command
+// runs (the marker file exists) — with one prompt for the command, though Codex fires
+// both PreToolUse and PermissionRequest for it.
+func TestCodexHooksApprove(t *testing.T) {
+	db := testserver.Databases(t)[0]
+	marker := filepath.Join(t.TempDir(), "approved.txt")
+	f := newCodexFixture(t, db, "touch "+marker)
+	run := f.start(t, "Create the marker file.", 3*time.Minute)
+
+	sid, prompt := f.waitPrompt(t, run, "PreToolUse", time.Minute)
+	params := prompt.DecodeParams().All
+	if params["vendor"] != "Codex" || !strings.Contains(params["message"].(string), "Codex wants to run **touch "+marker) {
+		t.Fatalf("prompt params = %v", params)
+	}
+	f.srv.DecideOnPage(t, "", sid, prompt.ID, "accept", "")
+	run.Wait(t, 2*time.Minute)
+
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the approved command did not run: %v\n%s\nhooks:\n%s", err, run.Output(), f.tap.Transcript())
+	}
+	out := f.model.WaitOutput(t, 10*time.Second)
+	t.Logf("function_call_output after approve: %s", out)
+	for _, ex := range f.tap.Exchanges() {
+		if ex.Status != 200 {
+			t.Errorf("hook answered %d: %s", ex.Status, ex.Answer)
+		}
+	}
+}
+
+// TestCodexHooksReject: a person rejects with a reason; the command never runs and the
+// reason reaches the model in the call's function_call_output.
+func TestCodexHooksReject(t *testing.T) {
+	db := testserver.Databases(t)[0]
+	marker := filepath.Join(t.TempDir(), "rejected.txt")
+	f := newCodexFixture(t, db, "touch "+marker)
+	run := f.start(t, "Create the marker file.", 3*time.Minute)
+
+	sid, prompt := f.waitPrompt(t, run, "PreToolUse", time.Minute)
+	const reason = "Not on this machine: use the staging box"
+	f.srv.DecideOnPage(t, "", sid, prompt.ID, "decline", reason)
+	out := f.model.WaitOutput(t, 2*time.Minute)
+	run.Wait(t, 2*time.Minute)
+
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the rejected command ran")
+	}
+	if !strings.Contains(out, reason) {
+		t.Fatalf("the model's function_call_output does not carry the reason %q: %s", reason, out)
+	}
+}
