@@ -180,7 +180,10 @@ const codexHookScript = `#!/bin/sh
 exec curl -sS -X POST -H 'Content-Type: application/json' --data-binary @- '%s/v1/hooks/codex'
 `
 
-func newCodexFixture(t *testing.T, db testserver.DB, command string, flags ...string) *codexFixture {
+// codexBothHooks configures PermissionRequest and PreToolUse, as codex-settings prints.
+var codexBothHooks = []string{"PermissionRequest", "PreToolUse"}
+
+func newCodexFixture(t *testing.T, db testserver.DB, command string, events []string, flags ...string) *codexFixture {
 	t.Helper()
 	srv := testserver.Start(t, db.NewURL(t), flags...)
 	f := &codexFixture{srv: srv, tap: newCodexHookTap(t, srv.URL), home: t.TempDir(), work: t.TempDir()}
@@ -205,19 +208,10 @@ env_key = "FAKE_OPENAI_KEY"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
-
-[[hooks.PermissionRequest]]
-[[hooks.PermissionRequest.hooks]]
-type = "command"
-command = %q
-timeout = 120
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = %q
-timeout = 120
-`, f.model.URL, hook, hook)
+`, f.model.URL)
+	for _, ev := range events {
+		config += fmt.Sprintf("\n[[hooks.%s]]\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %q\ntimeout = 120\n", ev, ev, hook)
+	}
 	if err := os.WriteFile(filepath.Join(f.home, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 func TestCodexHooksApprove(t *testing.T) {
 	db := testserver.Databases(t)[0]
 	marker := filepath.Join(t.TempDir(), "approved.txt")
-	f := newCodexFixture(t, db, "touch "+marker)
+	f := newCodexFixture(t, db, "touch "+marker, codexBothHooks)
 	run := f.start(t, "Create the marker file.", 3*time.Minute)
 
 	sid, prompt := f.waitPrompt(t, run, "PreToolUse", time.Minute)
@@ -45,7 +45,7 @@ func TestCodexHooksApprove(t *testing.T) {
 func TestCodexHooksReject(t *testing.T) {
 	db := testserver.Databases(t)[0]
 	marker := filepath.Join(t.TempDir(), "rejected.txt")
-	f := newCodexFixture(t, db, "touch "+marker)
+	f := newCodexFixture(t, db, "touch "+marker, codexBothHooks)
 	run := f.start(t, "Create the marker file.", 3*time.Minute)
 
 	sid, prompt := f.waitPrompt(t, run, "PreToolUse", time.Minute)
@@ -60,4 +60,33 @@ func TestCodexHooksReject(t *testing.T) {
 	if !strings.Contains(out, reason) {
 		t.Fatalf("the model's function_call_output does not carry the reason %q: %s", reason, out)
 	}
+	t.Logf("function_call_output after reject: %s", out)
+}
+
+// TestCodexHooksPermissionRequestOnly: with only the PermissionRequest hook (a person
+// is asked only when Codex itself would ask), a rejection is Codex's "deny" with the
+// person's reason as its message: the command does not run and the model reads why.
+func TestCodexHooksPermissionRequestOnly(t *testing.T) {
+	db := testserver.Databases(t)[0]
+	marker := filepath.Join(t.TempDir(), "rejected.txt")
+	f := newCodexFixture(t, db, "touch "+marker, []string{"PermissionRequest"})
+	run := f.start(t, "Create the marker file.", 3*time.Minute)
+
+	sid, prompt := f.waitPrompt(t, run, "PermissionRequest", time.Minute)
+	params := prompt.DecodeParams().All
+	if params["reason"] != "Create the marker file the task asks for" || params["codex_event"] != "PermissionRequest" {
+		t.Fatalf("prompt params = %v", params)
+	}
+	const reason = "Ask in #ops first"
+	f.srv.DecideOnPage(t, "", sid, prompt.ID, "decline", reason)
+	out := f.model.WaitOutput(t, 2*time.Minute)
+	run.Wait(t, 2*time.Minute)
+
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the rejected command ran")
+	}
+	if !strings.Contains(out, reason) {
+		t.Fatalf("the model's function_call_output does not carry the reason %q: %s", reason, out)
+	}
+	t.Logf("function_call_output after reject: %s", out)
 }
