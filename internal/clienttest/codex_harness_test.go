@@ -210,7 +210,12 @@ request_max_retries = 0
 stream_max_retries = 0
 `, f.model.URL)
 	for _, ev := range events {
-		config += fmt.Sprintf("\n[[hooks.%s]]\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %q\ntimeout = 120\n", ev, ev, hook)
+		// The shape `gatehouse codex-settings` prints: PreToolUse for shell commands only.
+		config += fmt.Sprintf("\n[[hooks.%s]]\n", ev)
+		if ev == "PreToolUse" {
+			config += "matcher = \"Bash\" # shell commands only\n"
+		}
+		config += fmt.Sprintf("\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %q\ntimeout = 86430\n", ev, hook)
 	}
 	if err := os.WriteFile(filepath.Join(f.home, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
