@@ -172,21 +172,29 @@ type codexFixture struct {
 	model *fakemodel.Responses
 	home  string // CODEX_HOME
 	work  string // Codex's working directory
+	token string // codexDeveloper's hooks-only API token
 }
 
-// codexHookScript forwards the hook payload to Gatehouse and prints the answer as is,
-// like `gatehouse hook codex` (a plain curl until the forwarder is on main).
+// codexHookScript forwards the hook payload to Gatehouse with the developer's API token
+// from the environment Codex runs the hook in, and prints the answer as is, like
+// `gatehouse hook codex --token-env GATEHOUSE_TOKEN` (a plain curl until the forwarder
+// is on main).
 const codexHookScript = `#!/bin/sh
-exec curl -sS -X POST -H 'Content-Type: application/json' --data-binary @- '%s/v1/hooks/codex'
+exec curl -sS -X POST -H 'Content-Type: application/json' -H "Authorization: Bearer $GATEHOUSE_TOKEN" --data-binary @- '%s/v1/hooks/codex'
 `
+
+// codexDeveloper owns the hooks-only API token Codex's hook sends; the prompts park
+// in their sessions and they decide on the approval page.
+const codexDeveloper = "dev@example.com"
 
 // codexBothHooks configures PermissionRequest and PreToolUse, as codex-settings prints.
 var codexBothHooks = []string{"PermissionRequest", "PreToolUse"}
 
 func newCodexFixture(t *testing.T, db testserver.DB, command string, events []string, flags ...string) *codexFixture {
 	t.Helper()
-	srv := testserver.Start(t, db.NewURL(t), flags...)
+	srv := testserver.Start(t, db.NewURL(t), append([]string{"--auth", "header"}, flags...)...)
 	f := &codexFixture{srv: srv, tap: newCodexHookTap(t, srv.URL), home: t.TempDir(), work: t.TempDir()}
+	_, f.token = srv.IssueToken(t, codexDeveloper, "hooks", "", time.Time{})
 	f.model = fakemodel.StartResponses(t, fakemodel.ResponsesScript{
 		Tool: "exec_command",
 		Arguments: map[string]any{"cmd": command, "justification": "Create the marker file the task asks for",
@@ -240,6 +248,7 @@ func (f *codexFixture) start(t *testing.T, prompt string, limit time.Duration) *
 		"CODEX_HOME=" + f.home,
 		"TMPDIR=" + f.home,
 		"FAKE_OPENAI_KEY=test",
+		"GATEHOUSE_TOKEN=" + f.token,
 		"HTTP_PROXY=" + dead, "HTTPS_PROXY=" + dead, "http_proxy=" + dead, "https_proxy=" + dead,
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}
@@ -273,7 +282,7 @@ func (f *codexFixture) waitPrompt(t *testing.T, run *codexRun, event string, wit
 	ctx := context.Background()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
-		list := f.srv.Client("").Do(t, http.MethodGet, "/v1/sessions", nil).JSON(t)
+		list := f.srv.Client(codexDeveloper).Do(t, http.MethodGet, "/v1/sessions", nil).JSON(t)
 		sessions, _ := list["sessions"].([]any)
 		for _, s := range sessions {
 			m, _ := s.(map[string]any)

@@ -11,7 +11,8 @@ import (
 )
 
 // TestCodexHooksApprove: real Codex asks to run a command outside its sandbox; its
-// hook parks in Gatehouse, a person approves on the approval page, and the command
+// hook (sending the developer's hooks-only API token) parks in the developer's
+// Gatehouse session, they approve on the approval page, and the command
 // runs (the marker file exists) — with one prompt for the command, though Codex fires
 // both PreToolUse and PermissionRequest for it.
 func TestCodexHooksApprove(t *testing.T) {
@@ -25,7 +26,7 @@ func TestCodexHooksApprove(t *testing.T) {
 	if params["vendor"] != "Codex" || !strings.Contains(params["message"].(string), "Codex wants to run **touch "+marker) {
 		t.Fatalf("prompt params = %v", params)
 	}
-	f.srv.DecideOnPage(t, "", sid, prompt.ID, "accept", "")
+	f.srv.DecideOnPage(t, codexDeveloper, sid, prompt.ID, "accept", "")
 	run.Wait(t, 2*time.Minute)
 
 	if _, err := os.Stat(marker); err != nil {
@@ -50,7 +51,7 @@ func TestCodexHooksReject(t *testing.T) {
 
 	sid, prompt := f.waitPrompt(t, run, "PreToolUse", time.Minute)
 	const reason = "Not on this machine: use the staging box"
-	f.srv.DecideOnPage(t, "", sid, prompt.ID, "decline", reason)
+	f.srv.DecideOnPage(t, codexDeveloper, sid, prompt.ID, "decline", reason)
 	out := f.model.WaitOutput(t, 2*time.Minute)
 	run.Wait(t, 2*time.Minute)
 
@@ -78,7 +79,7 @@ func TestCodexHooksPermissionRequestOnly(t *testing.T) {
 		t.Fatalf("prompt params = %v", params)
 	}
 	const reason = "Ask in #ops first"
-	f.srv.DecideOnPage(t, "", sid, prompt.ID, "decline", reason)
+	f.srv.DecideOnPage(t, codexDeveloper, sid, prompt.ID, "decline", reason)
 	out := f.model.WaitOutput(t, 2*time.Minute)
 	run.Wait(t, 2*time.Minute)
 
