@@ -63,6 +63,11 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
+		if s.ident.Mode == auth.ModeOIDC {
+			// The signed-in person of the browser cookie (pages only); API callers
+			// send tokens (Authorization: Bearer, checked before the mode's own source).
+			return s.identifyOIDC(c, next)
+		}
 		var vals []string
 		if s.ident.Header != "" {
 			vals = r.Header.Values(s.ident.Header)
