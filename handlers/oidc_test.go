@@ -232,8 +232,14 @@ func TestOIDCBadCallbacks(t *testing.T) {
 
 	// An allowed e-mail outside the allowed domains signs in.
 	hc := testserver.SignInClient()
-	if after := srv.SignIn(t, hc, p, "Guest@Partner.org", "/inbox"); after != "/inbox" {
+	if after := srv.SignIn(t, hc, p, "Guest@Partner.org", "/rules?x=1"); after != "/rules?x=1" {
 		t.Fatalf("allowed e-mail: sent to %q", after)
+	}
+	// The return address stays on this server.
+	for _, next := range []string{"//evil.example/x", "/\\evil.example", "https://evil.example/", "/auth/signout"} {
+		if after := srv.SignIn(t, testserver.SignInClient(), p, "alice@example.com", next); after != "/inbox" {
+			t.Errorf("sign-in with next %q sent the browser to %q, want /inbox", next, after)
+		}
 	}
 }
 
