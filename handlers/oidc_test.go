@@ -104,6 +104,36 @@ func TestOIDCSignInAndOut(t *testing.T) {
 	}
 	coreWantEnvelope(t, srv.Client("").Do(t, http.MethodGet, "/v1/sessions", nil), http.StatusUnauthorized, "unauthorized")
 
+	// A token made on the settings page works on the API as the signed-in person.
+	r, _ = testserver.Hop(t, hc, srv.URL+"/settings/tokens")
+	tokCSRF, _ := doc(t, r).Find(`form[action="/settings/tokens"] input[name="csrf"]`).Attr("value")
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/settings/tokens", strings.NewReader(url.Values{"csrf": {tokCSRF}, "name": {"laptop"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err = hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	secret := strings.TrimSpace(doc(t, &testserver.Response{Body: buf.Bytes()}).Find(`[data-testid="token-secret"]`).Text())
+	if resp.StatusCode != http.StatusOK || secret == "" {
+		t.Fatalf("create a token on the page: %d %s", resp.StatusCode, buf.String())
+	}
+	api, _ = http.NewRequest(http.MethodPost, srv.URL+"/v1/agents", strings.NewReader(`{"name":"laptop agent"}`))
+	api.Header.Set("Authorization", "Bearer "+secret)
+	api.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	_, _ = buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(buf.String(), `"created_by":"alice@example.com"`) {
+		t.Fatalf("API with the token: %d %s", resp.StatusCode, buf.String())
+	}
+
 	post := func(form url.Values) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/auth/signout", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
