@@ -4,6 +4,7 @@
 //	gatehouse migrate   apply database migrations and exit
 //	gatehouse version   print the version
 //	gatehouse claude-settings   print a .claude/settings.json hook snippet (claude_settings.go)
+//	gatehouse codex-settings    print a Codex config.toml hooks block (codex_settings.go)
 //	gatehouse audit verify      recompute the audit hash chain (audit.go)
 package main
 
@@ -42,16 +43,18 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	case "serve", "migrate":
 	case "claude-settings":
 		return runClaudeSettings(args, getenv, stdout, stderr)
+	case "codex-settings":
+		return runCodexSettings(args, getenv, stdout, stderr)
 	case "audit":
 		return runAudit(args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "gatehouse", version)
 		return 0
 	case "help":
-		fmt.Fprintln(stdout, "usage: gatehouse [serve|migrate|version|claude-settings|audit verify] [flags]   (gatehouse serve -h lists the flags)")
+		fmt.Fprintln(stdout, "usage: gatehouse [serve|migrate|version|claude-settings|codex-settings|audit verify] [flags]   (gatehouse serve -h lists the flags)")
 		return 0
 	default:
-		fmt.Fprintf(stderr, "gatehouse: unknown command %q (want serve, migrate, version, claude-settings or audit)\n", cmd)
+		fmt.Fprintf(stderr, "gatehouse: unknown command %q (want serve, migrate, version, claude-settings, codex-settings or audit)\n", cmd)
 		return 2
 	}
 	cfg, err := config.Load("gatehouse "+cmd, args, getenv, stderr)
