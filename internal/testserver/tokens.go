@@ -12,7 +12,11 @@ import (
 // TokenClient returns a client that sends "Authorization: Bearer token" on every
 // request and no identity header.
 func (s *Server) TokenClient(token string) *Client {
-	return &Client{Base: s.URL, HC: &http.Client{Transport: bearer{token: token}}}
+	var next http.RoundTripper = http.DefaultTransport
+	if s.openapi != nil {
+		next = s.openapi // checked against the described API, as Client's are
+	}
+	return &Client{Base: s.URL, HC: &http.Client{Transport: bearer{token: token, next: next}}}
 }
 
 // IssueToken makes a personal API token for owner straight through the tokens service
@@ -34,10 +38,13 @@ func (s *Server) IssueToken(t testing.TB, owner, scope, expiresIn string, at tim
 }
 
 // bearer adds the Authorization header.
-type bearer struct{ token string }
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
+	return b.next.RoundTrip(r)
 }
