@@ -91,7 +91,7 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 	resolve := dom.Find(`[data-testid=operation][data-method=POST][data-path="/v1/sessions/{sid}/elicitations/{eid}/resolve"]`)
 	for _, status := range []string{"202", "404", "422"} {
-		if resolve.Find(`[data-testid=response][data-status="` + status + `"]`).Length() != 1 {
+		if resolve.Find(`[data-testid=response][data-status="`+status+`"]`).Length() != 1 {
 			t.Errorf("/api: resolve does not list status %s", status)
 		}
 	}
