@@ -1,6 +1,9 @@
 package api
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestDocumentLoads(t *testing.T) {
 	doc, err := Load()
@@ -12,5 +15,19 @@ func TestDocumentLoads(t *testing.T) {
 	}
 	if _, err := JSON(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestJSONKeeps31Keywords: the served JSON keeps the 3.1 (JSON Schema 2020-12) keywords
+// the document uses.
+func TestJSONKeeps31Keywords(t *testing.T) {
+	b, err := JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"unevaluatedProperties":false`, `"const":"response.elicitation_request"`, `"type":["string","null"]`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("served JSON lacks %s", want)
+		}
 	}
 }
