@@ -53,7 +53,7 @@ type claudeHook struct {
 
 // claudeHookMatcher is one entry of a hook event's list in settings.json.
 type claudeHookMatcher struct {
-	Matcher string           `json:"matcher,omitempty"`
+	Matcher string       `json:"matcher,omitempty"`
 	Hooks   []claudeHook `json:"hooks"`
 }
 
