@@ -48,7 +48,19 @@ const (
 	DefaultConnectWindow = 5 * time.Second
 	DefaultReattachFor   = 30 * time.Second
 	maxAnswerBytes       = 4 << 20
+	// maxClosingNoVerdicts bounds the re-attaches after "no verdict" answers that closed
+	// the connection (see errClosingNoVerdict), so a proxy that closes every connection
+	// costs a few quick round trips, not a loop.
+	maxClosingNoVerdicts = 3
 )
+
+// errClosingNoVerdict is an empty 200 that also closed the connection (`Connection:
+// close` on a request that asked to keep it): what a Gatehouse shutting down answers its
+// parked requests with, leaving their prompts pending for a client that re-attaches
+// (SPEC §1). An ordinary "no verdict" keeps the connection, so the forwarder re-attaches
+// after this one: on the restarted server (or another replica) it either waits on or
+// collects the verdict, or — the prompt having really ended — gets "no verdict" again.
+var errClosingNoVerdict = errors.New("Gatehouse closed the connection without a verdict (shutting down?)")
 
 // Options configure one forward.
 type Options struct {
@@ -104,10 +116,16 @@ func Forward(ctx context.Context, o Options, payload []byte) Outcome {
 	contacted := false // a connection carried our request at least once
 	windowStart := time.Now()
 	backoff := 200 * time.Millisecond
+	closing := 0
 	for attempt := 1; ; attempt++ {
 		ans, sent, err := post(ctx, o, endpoint, body)
 		if sent {
 			contacted = true
+		}
+		if errors.Is(err, errClosingNoVerdict) {
+			if closing++; closing > maxClosingNoVerdicts {
+				return out // no decision after all
+			}
 		}
 		if err == nil {
 			out.Answer = ans
@@ -155,10 +173,11 @@ func (o *Options) defaults() {
 	}
 	if o.Client == nil {
 		o.Client = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 15 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			DisableKeepAlives:     true, // one request per connection: a retry never reuses a dead one
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 15 * time.Second}).DialContext,
+			TLSHandshakeTimeout: 10 * time.Second,
+			// Keep-alive stays on: a server shutting down says so with `Connection: close`.
+			IdleConnTimeout:       30 * time.Second,
 			ForceAttemptHTTP2:     true,
 			ExpectContinueTimeout: time.Second,
 		}}
@@ -284,6 +303,9 @@ func post(ctx context.Context, o Options, endpoint string, body []byte) (answer 
 		return nil, true, permanentError{fmt.Errorf("Gatehouse's answer is larger than %d bytes", maxAnswerBytes)}
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
+		if resp.Close {
+			return nil, true, errClosingNoVerdict
+		}
 		return nil, true, nil // no decision: the agent asks locally
 	}
 	var obj map[string]json.RawMessage
