@@ -8,13 +8,11 @@ package clienttest
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,19 +20,15 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
 
-// gatehouseBinary builds cmd/gatehouse once per test run.
-var gatehouseBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "gatehouse-hookcmd-")
-	if err != nil {
-		return "", err
+// buildGatehouse builds cmd/gatehouse into a directory removed when the test ends.
+func buildGatehouse(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gatehouse")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/gatehouse").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	bin := filepath.Join(dir, "gatehouse")
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/gatehouse").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
+	return bin
+}
 
 // startClaudeWithSettings runs `claude -p prompt --settings settings` against the fake
 // model with the same isolation as startClaude (temp home, dead proxies), no MCP.
@@ -143,10 +137,7 @@ func waitHookPrompt(t *testing.T, srv *testserver.Server, run *claudeRun, within
 // API. Approved, the command runs; declined, it does not and the model reads the
 // person's message.
 func TestClaudeCodeCommandHookThroughTheForwarder(t *testing.T) {
-	gatehouse, err := gatehouseBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	gatehouse := buildGatehouse(t)
 	const reason = "use the staging box"
 	for _, v := range claudeVersions {
 		for _, action := range []string{"accept", "decline"} {
