@@ -449,7 +449,6 @@ func TestHookCodexPostsToTheCodexRouteAndPrintsItsAnswer(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q (want the body byte for byte), stderr %q", code, stdout, stderr)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if got.Header.Get("Authorization") != "Bearer ght_codex" {
 		t.Errorf("Authorization = %q", got.Header.Get("Authorization"))
 	}
@@ -457,6 +456,17 @@ func TestHookCodexPostsToTheCodexRouteAndPrintsItsAnswer(t *testing.T) {
 	if !ids.ValidReattach(eid) || !strings.HasPrefix(eid, "elicit_codex_") || gotBody["turn_id"] != "t1" {
 		t.Errorf("posted body = %v", gotBody)
 	}
+	mu.Unlock()
+
+	// --token-env names the variable to read the token from.
+	if code, stdout, _ := startHook(t, []string{"MY_TOKEN=ght_named"}, payload, "codex", "--url", stub.URL, "--token-env", "MY_TOKEN").wait(t, 20*time.Second); code != 0 || stdout != answer {
+		t.Fatalf("--token-env: exit %d, stdout %q", code, stdout)
+	}
+	mu.Lock()
+	if a := got.Header.Get("Authorization"); a != "Bearer ght_named" {
+		t.Errorf("--token-env: Authorization = %q", a)
+	}
+	mu.Unlock()
 
 	code, stdout, _ = startHook(t, nil, payload, "codex", "--url", closedURL(t), "--connect-timeout", "500ms", "--fail-closed").wait(t, 20*time.Second)
 	if code != 0 || !strings.Contains(stdout, `"behavior":"deny"`) || strings.Contains(stdout, "interrupt") {
