@@ -17,6 +17,7 @@ import (
 
 const (
 	ctxUser      = "gatehouse.user"
+	ctxToken     = "gatehouse.token"
 	ctxRequestID = "gatehouse.request_id"
 )
 
@@ -60,9 +61,27 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // identify resolves the caller's identity for every route that needs one.
+//
+// A personal API token ("Authorization: Bearer ght_…") comes first, in every auth mode:
+// when one is sent the identity header is not consulted at all (a token from a laptop
+// may well pass a proxy that adds its own header), and a bad token is a 401 even when a
+// trusted header would have named someone. A hooks-only token is refused (403) on every
+// route but the hook routes and reading what it parked (tokenMayUse).
 func (s *Server) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
+		if secret, ok := auth.BearerToken(r.Header.Values(echo.HeaderAuthorization)); ok {
+			user, p, err := s.tokenIdentity(c, secret)
+			if err != nil {
+				return err
+			}
+			if p.HooksOnly() && !tokenMayUse(c) {
+				return errs.Forbidden("this token may only send hooks and read the prompts they park")
+			}
+			c.Set(ctxUser, user)
+			c.Set(ctxToken, p)
+			return next(c)
+		}
 		var vals []string
 		if s.ident.Header != "" {
 			vals = r.Header.Values(s.ident.Header)

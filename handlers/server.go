@@ -22,6 +22,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
+	"github.com/gatehouse-dev/gatehouse/internal/tokens"
 	"github.com/gatehouse-dev/gatehouse/views"
 )
 
@@ -62,6 +63,9 @@ type Deps struct {
 	Rules *rules.Service
 	// Audit exports the audit trail (GET /v1/audit).
 	Audit *audit.Service
+	// Tokens is personal API tokens (Authorization: Bearer, /v1/me/tokens,
+	// /settings/tokens); nil: every bearer token is refused.
+	Tokens *tokens.Service
 }
 
 // Server holds the handlers' dependencies.
@@ -83,6 +87,7 @@ type Server struct {
 	md        *markdown.Renderer
 	assets    views.Assets
 	rules     *rules.Service
+	tokens    *tokens.Service
 }
 
 // New builds the Echo app with every route.
@@ -90,7 +95,7 @@ func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
-		rules: d.Rules}
+		rules: d.Rules, tokens: d.Tokens}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -152,6 +157,10 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/rules/:id", s.getRule)
 	v1.DELETE("/rules/:id", s.revokeRule)
 
+	v1.POST("/me/tokens", s.createToken)
+	v1.GET("/me/tokens", s.listTokens)
+	v1.DELETE("/me/tokens/:id", s.revokeToken)
+
 	// Browser pages (§8): identity as for the API; errors render as pages.
 	e.GET("/static/*", s.serveStatic)
 	pages := e.Group("", pageHeaders, s.identify)
@@ -170,6 +179,9 @@ func New(d Deps) *echo.Echo {
 	pages.POST("/rules", s.postRulesPage)
 	pages.POST("/rules/:id/revoke", s.postRevokeRule)
 	pages.POST("/approve/:sid/:eid/rule", s.postApproveWithRule)
+	pages.GET("/settings/tokens", s.showTokensPage)
+	pages.POST("/settings/tokens", s.postTokensPage)
+	pages.POST("/settings/tokens/:id/revoke", s.postRevokeToken)
 	return e
 }
 

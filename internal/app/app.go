@@ -34,6 +34,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
+	"github.com/gatehouse-dev/gatehouse/internal/tokens"
 )
 
 // App is a ready-to-serve Gatehouse.
@@ -174,6 +175,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		BodyReadTimeout: cfg.BodyReadTimeout,
 		Rules:           ruleBook,
 		Audit:           audit.New(st, access),
+		Tokens:          tokens.New(st, nil),
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }

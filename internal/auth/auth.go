@@ -151,6 +151,42 @@ func (i *Identifier) Identify(remoteAddr string, values []string) (string, error
 	return user, nil
 }
 
+// TokenUser is the identity a valid personal API token acts as: its owner, except
+// with auth off, where everyone is LocalUser. An owner that is no valid identity in
+// this mode (a token made as "local" before the server moved to --auth header) is
+// refused like a bad token, with msg.
+func (i *Identifier) TokenUser(owner, msg string) (string, error) {
+	if i.Mode == ModeNone {
+		return LocalUser, nil
+	}
+	if owner == "" || owner == LocalUser || owner == PublicUser {
+		return "", errs.Unauthorized("%s", msg)
+	}
+	return owner, nil
+}
+
+// BearerToken returns the token of an "Authorization: Bearer <token>" header. present
+// is false when no Authorization header uses the Bearer scheme (another scheme, say a
+// proxy's Basic credentials, is not ours to judge). A Bearer header with no token, or
+// more than one Authorization header, is present with an empty token: a bad token.
+func BearerToken(values []string) (token string, present bool) {
+	bearer := false
+	for _, v := range values {
+		scheme, _, _ := strings.Cut(strings.TrimSpace(v), " ")
+		if strings.EqualFold(scheme, "bearer") {
+			bearer = true
+		}
+	}
+	if !bearer {
+		return "", false
+	}
+	if len(values) != 1 {
+		return "", true
+	}
+	_, tok, _ := strings.Cut(strings.TrimSpace(values[0]), " ")
+	return strings.TrimSpace(tok), true
+}
+
 // GrantStore is what access checks read.
 type GrantStore interface {
 	GrantLevel(ctx context.Context, rootID, user string) (int, error)
