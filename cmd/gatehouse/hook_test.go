@@ -155,11 +155,18 @@ func jsonEqual(t *testing.T, got, want string) {
 	}
 }
 
-// TestHookForwardsAndPrintsTheVerdict: a hook parked through the forwarder waits for a
-// person; the verdict given through the API is what the forwarder prints, exactly as
-// the server answered, for both events the forwarder is used with.
+// hookOwner is the person whose API tokens the forwarder tests use.
+const hookOwner = "alice@example.com"
+
+// TestHookForwardsAndPrintsTheVerdict: a hook parked through the forwarder with a
+// hooks-only API token (from a loopback address the server does not trust for identity
+// headers) waits in its owner's session; the verdict the owner gives through the API is
+// what the forwarder prints, exactly as the server answered, for both events the
+// forwarder is used with.
 func TestHookForwardsAndPrintsTheVerdict(t *testing.T) {
-	srv := testserver.Start(t, testserver.Databases(t)[0].NewURL(t))
+	srv := testserver.Start(t, testserver.Databases(t)[0].NewURL(t), "--auth", "header", "--trusted-proxies", "10.0.0.0/8")
+	_, hookToken := srv.IssueToken(t, hookOwner, "hooks", "", time.Time{})
+	_, ownerToken := srv.IssueToken(t, hookOwner, "", "", time.Time{})
 	for _, tc := range []struct {
 		event, action, feedback, want string
 	}{
@@ -169,13 +176,13 @@ func TestHookForwardsAndPrintsTheVerdict(t *testing.T) {
 	} {
 		t.Run(tc.event, func(t *testing.T) {
 			claudeSID := "fwd-" + tc.event
-			// URL and token from the environment (none mode ignores the token).
-			h := startHook(t, []string{"GATEHOUSE_URL=" + srv.URL, "GATEHOUSE_TOKEN=ght_unused"}, hookPayload(tc.event, claudeSID, "make deploy"), "claude")
-			sid, eid := waitPendingPrompt(t, srv.App.Store, auth.LocalUser, claudeSID)
+			// URL and token from the environment.
+			h := startHook(t, []string{"GATEHOUSE_URL=" + srv.URL, "GATEHOUSE_TOKEN=" + hookToken}, hookPayload(tc.event, claudeSID, "make deploy"), "claude")
+			sid, eid := waitPendingPrompt(t, srv.App.Store, hookOwner, claudeSID)
 			if !ids.ValidReattach(eid) || !strings.HasPrefix(eid, "elicit_claude_") {
 				t.Errorf("the prompt id %q is not the forwarder's re-attach id", eid)
 			}
-			resolve(t, srv.Client(""), sid, eid, tc.action, tc.feedback)
+			resolve(t, srv.TokenClient(ownerToken), sid, eid, tc.action, tc.feedback)
 			code, stdout, stderr := h.wait(t, 20*time.Second)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
@@ -339,6 +346,12 @@ func closedURL(t *testing.T) string {
 // --fail-closed it prints a deny in the agent's own format instead.
 func TestHookWithoutAServer(t *testing.T) {
 	headerAuth := testserver.Start(t, testserver.Databases(t)[0].NewURL(t), "--auth", "header")
+	revokedID, revoked := headerAuth.IssueToken(t, hookOwner, "hooks", "", time.Time{})
+	_, owner := headerAuth.IssueToken(t, hookOwner, "", "", time.Time{})
+	if r := headerAuth.TokenClient(owner).Do(t, http.MethodDelete, "/v1/me/tokens/"+revokedID, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	_, expired := headerAuth.IssueToken(t, hookOwner, "hooks", "1h", time.Now().Add(-2*time.Hour))
 	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "<html>captive portal</html>")
 	}))
@@ -358,10 +371,12 @@ func TestHookWithoutAServer(t *testing.T) {
 		{"unreachable", []string{"--url", down, "--connect-timeout", "1s"}, nil, "cannot reach"},
 		{"no url", nil, nil, "GATEHOUSE_URL"},
 		{"bad url", []string{"--url", "ftp://gatehouse.example"}, nil, "absolute http(s) URL"},
-		// A bearer token the server does not accept (header mode without the trusted
-		// identity header, or an unknown token once tokens exist) is a 401.
-		{"bad token", []string{"--url", headerAuth.URL, "--token", "ght_not_a_real_token"}, nil, "401"},
-		{"token from env", nil, []string{"GATEHOUSE_URL=" + headerAuth.URL, "GATEHOUSE_TOKEN=ght_not_a_real_token"}, "401"},
+		// A bearer token the server does not accept — unknown, malformed, revoked or
+		// expired — is a 401; so is no token at all in header mode from an untrusted peer.
+		{"unknown token", []string{"--url", headerAuth.URL, "--token", "ght_not_a_real_token"}, nil, "401"},
+		{"malformed token from env", nil, []string{"GATEHOUSE_URL=" + headerAuth.URL, "GATEHOUSE_TOKEN=not a token"}, "401"},
+		{"revoked token", []string{"--url", headerAuth.URL, "--token", revoked}, nil, "401"},
+		{"expired token", []string{"--url", headerAuth.URL}, []string{"GATEHOUSE_TOKEN=" + expired}, "401"},
 		{"server error", []string{"--url", broken.URL}, nil, "500"},
 		{"garbage", []string{"--url", garbage.URL}, nil, "not a JSON object"},
 	} {
