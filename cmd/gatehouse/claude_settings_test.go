@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
@@ -235,5 +236,34 @@ func TestClaudeSettingsCommandHook(t *testing.T) {
 	// Header auth needs an identity the command hook can send: a token.
 	if code, _, stderr := claudeSettingsRun(t, nil, "--command", "--auth", "header"); code != 2 || !strings.Contains(stderr, "--token-env") {
 		t.Errorf("--command --auth header without a token: exit %d, %q", code, stderr)
+	}
+}
+
+// TestClaudeSettingsTokenSnippetReachesTheServer posts a hook as Claude Code would from
+// the --token-env snippet (the variable filled in) from a peer the server does not trust
+// for identity headers: the token's owner gets the session.
+func TestClaudeSettingsTokenSnippetReachesTheServer(t *testing.T) {
+	srv := testserver.Start(t, testserver.Databases(t)[0].NewURL(t), "--auth", "header", "--trusted-proxies", "10.0.0.0/8", "--elicitation-timeout", "100ms")
+	_, token := srv.IssueToken(t, "dana@example.com", "hooks", "", time.Time{})
+	_, s, _ := claudeSettingsRun(t, nil, "--public-url", srv.URL, "--token-env", "GATEHOUSE_TOKEN", "--elicitation-timeout", "100ms")
+	h, _ := hookOf(t, s, "PermissionRequest")
+	body, _ := json.Marshal(testserver.ClaudeBody("Bash", map[string]any{"command": "ls"}))
+	req, _ := http.NewRequest(http.MethodPost, h["url"].(string), bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h["headers"].(map[string]any) {
+		req.Header.Set(k, os.Expand(v.(string), func(string) string { return token }))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("hook answered %d", resp.StatusCode)
+	}
+	_, owner := srv.IssueToken(t, "dana@example.com", "", "", time.Time{})
+	list := srv.TokenClient(owner).Do(t, http.MethodGet, "/v1/sessions", nil).JSON(t)
+	if sessions, _ := list["sessions"].([]any); len(sessions) != 1 {
+		t.Fatalf("dana's sessions = %v", list)
 	}
 }

@@ -79,11 +79,12 @@ func startClaudeWithSettings(t *testing.T, bin, model, settings, prompt string, 
 }
 
 // commandHookSettings writes the settings `gatehouse claude-settings --command` prints
-// for srv (PreToolUse on Bash) and returns the file's path.
+// for srv (header auth, the token from GATEHOUSE_TOKEN; PreToolUse on Bash) and returns
+// the file's path.
 func commandHookSettings(t *testing.T, gatehouse, serverURL string) string {
 	t.Helper()
-	out, err := exec.Command(gatehouse, "claude-settings", "--command", "--gatehouse-bin", gatehouse,
-		"--public-url", serverURL, "--events", "PreToolUse", "--matcher", "Bash", "--elicitation-timeout", "2m").Output()
+	out, err := exec.Command(gatehouse, "claude-settings", "--command", "--gatehouse-bin", gatehouse, "--auth", "header",
+		"--token-env", "GATEHOUSE_TOKEN", "--public-url", serverURL, "--events", "PreToolUse", "--matcher", "Bash", "--elicitation-timeout", "2m").Output()
 	if err != nil {
 		t.Fatalf("claude-settings: %v", err)
 	}
@@ -101,13 +102,12 @@ func commandHookSettings(t *testing.T, gatehouse, serverURL string) string {
 	return path
 }
 
-// waitHookPrompt waits for the first pending prompt of any session on srv (the zero-
-// config session the hook created), failing at once if Claude Code exits first.
-func waitHookPrompt(t *testing.T, srv *testserver.Server, run *claudeRun, within time.Duration) (string, string) {
+// waitHookPrompt waits for the first pending prompt of any of c's sessions on srv (the
+// zero-config session the hook created), failing at once if Claude Code exits first.
+func waitHookPrompt(t *testing.T, srv *testserver.Server, c *testserver.Client, run *claudeRun, within time.Duration) (string, string) {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(within)
-	c := srv.Client("")
 	for time.Now().Before(deadline) {
 		select {
 		case <-run.done:
@@ -133,9 +133,10 @@ func waitHookPrompt(t *testing.T, srv *testserver.Server, run *claudeRun, within
 }
 
 // TestClaudeCodeCommandHookThroughTheForwarder: Claude Code's PreToolUse command hook
-// is `gatehouse hook claude`; the Bash call waits until a person decides through the
-// API. Approved, the command runs; declined, it does not and the model reads the
-// person's message.
+// is `gatehouse hook claude`, with a hooks-only API token in GATEHOUSE_TOKEN (the server
+// runs header auth and trusts no proxy on loopback, so the token is the only identity);
+// the Bash call waits until its owner decides through the API. Approved, the command
+// runs; declined, it does not and the model reads the person's message.
 func TestClaudeCodeCommandHookThroughTheForwarder(t *testing.T) {
 	gatehouse := buildGatehouse(t)
 	const reason = "use the staging box"
@@ -143,13 +144,18 @@ func TestClaudeCodeCommandHookThroughTheForwarder(t *testing.T) {
 		for _, action := range []string{"accept", "decline"} {
 			t.Run(v.name+"/"+action, func(t *testing.T) {
 				bin := claudeBinary(t, v)
-				srv := testserver.Start(t, testserver.Databases(t)[0].NewURL(t))
+				srv := testserver.Start(t, testserver.Databases(t)[0].NewURL(t), "--auth", "header", "--trusted-proxies", "10.0.0.0/8")
+				const owner = "erin@example.com"
+				_, hookToken := srv.IssueToken(t, owner, "hooks", "", time.Time{})
+				_, ownerToken := srv.IssueToken(t, owner, "", "", time.Time{})
+				c := srv.TokenClient(ownerToken)
 				marker := filepath.Join(t.TempDir(), "ran")
 				model := fakemodel.Start(t, fakemodel.Script{Tool: "Bash",
 					Input: map[string]any{"command": "touch " + marker, "description": "Mark the run"}, FinalText: "Done."})
 				settings := commandHookSettings(t, gatehouse, srv.URL)
-				run := startClaudeWithSettings(t, bin, model.URL, settings, "mark the run", nil, claudeRunLimit)
-				sid, eid := waitHookPrompt(t, srv, run, claudeWait)
+				run := startClaudeWithSettings(t, bin, model.URL, settings, "mark the run",
+					[]string{"GATEHOUSE_TOKEN=" + hookToken}, claudeRunLimit)
+				sid, eid := waitHookPrompt(t, srv, c, run, claudeWait)
 				if _, err := os.Stat(marker); err == nil {
 					t.Fatal("the command ran before anyone decided")
 				}
@@ -157,7 +163,7 @@ func TestClaudeCodeCommandHookThroughTheForwarder(t *testing.T) {
 				if action == "decline" {
 					body["content"] = map[string]any{"feedback": reason}
 				}
-				if r := srv.Client("").Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", body); r.Status >= 300 {
+				if r := c.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", body); r.Status >= 300 {
 					t.Fatalf("resolve: %d %s", r.Status, r.Body)
 				}
 				run.Wait(t, claudeWait)
