@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"strings"
 
 	gsessions "github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
@@ -69,7 +70,9 @@ func (s *Server) saveBrowser(c echo.Context) {
 	if !ok || !b.dirty {
 		return
 	}
-	b.sess.Options.Secure = c.Scheme() == "https"
+	// With --auth oidc the cookie carries the sign-in: Secure whenever the public URL
+	// is https, whatever scheme the proxy in front reports.
+	b.sess.Options.Secure = c.Scheme() == "https" || (s.oidc != nil && strings.HasPrefix(s.publicURL, "https://"))
 	if err := b.sess.Save(c.Request(), c.Response()); err != nil {
 		s.log.Warn("save browser cookie", "err", err, "request_id", requestID(c))
 	}

@@ -131,6 +131,9 @@ func (s *Server) isPage(c echo.Context) bool {
 func (s *Server) renderErrorPage(c echo.Context, status int, msg string) error {
 	setPageHeaders(c.Response().Header())
 	heading, text := errorText(status, msg)
+	if status == http.StatusUnauthorized && s.oidc != nil {
+		heading, text = "Sign in again", "Your Gatehouse sign-in has ended. Open the page again to sign in."
+	}
 	if isHTMX(c) {
 		c.Response().Header().Set("HX-Retarget", "#flash")
 		c.Response().Header().Set("HX-Reswap", "innerHTML")

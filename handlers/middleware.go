@@ -82,6 +82,11 @@ func (s *Server) identify(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Set(ctxToken, p)
 			return next(c)
 		}
+		if s.ident.Mode == auth.ModeOIDC {
+			// The signed-in person of the browser cookie (pages only); API callers
+			// send tokens (Authorization: Bearer, checked above, in every mode).
+			return s.identifyOIDC(c, next)
+		}
 		var vals []string
 		if s.ident.Header != "" {
 			vals = r.Header.Values(s.ident.Header)

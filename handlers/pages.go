@@ -49,7 +49,11 @@ func (s *Server) chrome(c echo.Context, title, nav string) views.Chrome {
 	if user == auth.LocalUser {
 		user = "" // single-user mode: nobody to name
 	}
-	return views.Chrome{Title: title, User: user, Assets: s.assets, Flash: s.takeFlash(c), Nav: nav}
+	ch := views.Chrome{Title: title, User: user, Assets: s.assets, Flash: s.takeFlash(c), Nav: nav}
+	if s.oidc != nil && user != "" {
+		ch.SignOutCSRF = s.csrfToken(c)
+	}
+	return ch
 }
 
 // render writes a component as an HTML page with status. It renders into a buffer

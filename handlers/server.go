@@ -66,6 +66,8 @@ type Deps struct {
 	// Tokens is personal API tokens (Authorization: Bearer, /v1/me/tokens,
 	// /settings/tokens); nil: every bearer token is refused.
 	Tokens *tokens.Service
+	// OIDC signs people in with an OpenID Connect provider (--auth oidc); nil otherwise.
+	OIDC *auth.OIDC
 }
 
 // Server holds the handlers' dependencies.
@@ -88,6 +90,7 @@ type Server struct {
 	assets    views.Assets
 	rules     *rules.Service
 	tokens    *tokens.Service
+	oidc      *auth.OIDC
 }
 
 // New builds the Echo app with every route.
@@ -95,7 +98,7 @@ func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
-		rules: d.Rules, tokens: d.Tokens}
+		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -146,6 +149,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/sessions/:sid/hooks/elicitation", s.claudeElicitation)
 	v1.POST("/sessions/:sid/hooks/codex-elicitation-request", s.codexElicitationRequest)
 	v1.POST("/hooks/claude", s.claudeZeroConfig)
+	v1.POST("/hooks/codex", s.codexCLIHook)
 	v1.POST("/sessions/:sid/policies/evaluate", s.evaluatePolicies)
 	v1.POST("/sessions/:sid/mcp", s.mcpPost)
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)
@@ -163,6 +167,13 @@ func New(d Deps) *echo.Echo {
 
 	// Browser pages (§8): identity as for the API; errors render as pages.
 	e.GET("/static/*", s.serveStatic)
+	if s.oidc != nil { // --auth oidc: sign-in with the provider, sign-out
+		signin := e.Group("/auth", pageHeaders)
+		signin.GET("/signin", s.startSignIn)
+		signin.GET("/callback", s.finishSignIn)
+		signin.POST("/signout", s.signOut)
+		signin.GET("/signedout", s.showSignedOut)
+	}
 	pages := e.Group("", pageHeaders, s.identify)
 	pages.GET("/", s.home)
 	pages.GET("/approve/:sid/:eid", s.showApprovePage)

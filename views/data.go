@@ -29,6 +29,8 @@ type Chrome struct {
 	Flash string
 	// Nav names the active navigation entry ("inbox").
 	Nav string
+	// SignOutCSRF, when set (--auth oidc), shows a sign-out button posting this token.
+	SignOutCSRF string
 }
 
 // Crumb is a link to a session.

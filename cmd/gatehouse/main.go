@@ -4,6 +4,7 @@
 //	gatehouse migrate   apply database migrations and exit
 //	gatehouse version   print the version
 //	gatehouse claude-settings   print a .claude/settings.json hook snippet (claude_settings.go)
+//	gatehouse codex-settings    print a Codex config.toml hooks block (codex_settings.go)
 //	gatehouse audit verify      recompute the audit hash chain (audit.go)
 //	gatehouse hook claude|codex forward a command hook's payload to Gatehouse (hook.go)
 package main
@@ -43,6 +44,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	case "serve", "migrate":
 	case "claude-settings":
 		return runClaudeSettings(args, getenv, stdout, stderr)
+	case "codex-settings":
+		return runCodexSettings(args, getenv, stdout, stderr)
 	case "audit":
 		return runAudit(args, getenv, stdout, stderr)
 	case "hook":
@@ -51,10 +54,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stdout, "gatehouse", version)
 		return 0
 	case "help":
-		fmt.Fprintln(stdout, "usage: gatehouse [serve|migrate|version|claude-settings|audit verify|hook claude|codex] [flags]   (gatehouse serve -h lists the flags)")
+		fmt.Fprintln(stdout, "usage: gatehouse [serve|migrate|version|claude-settings|codex-settings|audit verify|hook claude|codex] [flags]   (gatehouse serve -h lists the flags)")
 		return 0
 	default:
-		fmt.Fprintf(stderr, "gatehouse: unknown command %q (want serve, migrate, version, claude-settings, audit or hook)\n", cmd)
+		fmt.Fprintf(stderr, "gatehouse: unknown command %q (want serve, migrate, version, claude-settings, codex-settings, audit or hook)\n", cmd)
 		return 2
 	}
 	cfg, err := config.Load("gatehouse "+cmd, args, getenv, stderr)

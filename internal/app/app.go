@@ -120,7 +120,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		bus = stream.NewDurable(st, log)
 	}
 	core := elicit.New(st, bus, elicit.Options{Timeout: cfg.ElicitationTimeout, Grace: cfg.DisconnectGrace, Log: log})
-	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st}
+	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st, Admins: auth.NewAdmins(cfg.Admins)}
+	var signIn *auth.OIDC
+	if auth.Mode(cfg.Auth) == auth.ModeOIDC {
+		if signIn, err = auth.NewOIDC(auth.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID,
+			ClientSecret: cfg.OIDCClientSecret, RedirectURL: cfg.PublicURL + auth.CallbackPath,
+			AllowedDomains: cfg.OIDCAllowedDomains, AllowedEmails: cfg.OIDCAllowedEmails}); err != nil {
+			stopBus()
+			st.Close()
+			return nil, err
+		}
+		log.Info("sign-in with OpenID Connect", "issuer", cfg.OIDCIssuer, "redirect_url", cfg.PublicURL+auth.CallbackPath)
+	}
 	box := inbox.New(st, access)
 	// Grant changes travel on the bus (to every replica) and end or refresh the streams
 	// they concern.
@@ -176,6 +187,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Rules:           ruleBook,
 		Audit:           audit.New(st, access),
 		Tokens:          tokens.New(st, nil),
+		OIDC:            signIn,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }

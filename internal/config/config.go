@@ -46,6 +46,14 @@ type Config struct {
 	// BodyReadTimeout bounds how long a request body may take to arrive, so a client
 	// that trickles its body (slowloris) cannot hold a connection and a goroutine.
 	BodyReadTimeout time.Duration
+	// OIDC* configure --auth oidc: the provider, this client and who may sign in.
+	OIDCIssuer         string
+	OIDCClientID       string
+	OIDCClientSecret   string
+	OIDCAllowedDomains []string
+	OIDCAllowedEmails  []string
+	// Admins see and manage every session (--auth header and oidc).
+	Admins []string
 }
 
 type setting struct {
@@ -55,7 +63,7 @@ type setting struct {
 var settings = []setting{
 	{"addr", "GATEHOUSE_ADDR", "127.0.0.1:8080", "listen address"},
 	{"database-url", "GATEHOUSE_DATABASE_URL", "sqlite://./data/gatehouse.db", "sqlite://PATH or postgres://…"},
-	{"auth", "GATEHOUSE_AUTH", "none", "none (single user 'local') or header"},
+	{"auth", "GATEHOUSE_AUTH", "none", "none (single user 'local'), header (identity from a trusted proxy) or oidc (sign-in with an OpenID Connect provider)"},
 	{"auth-header", "GATEHOUSE_AUTH_HEADER", "X-Forwarded-Email", "identity header in header mode"},
 	{"trusted-proxies", "GATEHOUSE_TRUSTED_PROXIES", "127.0.0.1/32,::1/128", "CIDRs allowed to assert the identity header"},
 	{"elicitation-mode", "GATEHOUSE_ELICITATION_MODE", "url", "url or form: how policy prompts and MRTR results are shaped"},
@@ -74,6 +82,12 @@ var settings = []setting{
 	{"max-body-bytes", "GATEHOUSE_MAX_BODY_BYTES", "1048576", "largest request body accepted"},
 	{"max-streams-per-user", "GATEHOUSE_MAX_STREAMS_PER_USER", "32", "live streams (API and pages) one person may hold open on this replica"},
 	{"body-read-timeout", "GATEHOUSE_BODY_READ_TIMEOUT", "30s", "longest a request body may take to arrive"},
+	{"oidc-issuer", "GATEHOUSE_OIDC_ISSUER", "", "OpenID provider's issuer URL (--auth oidc)"},
+	{"oidc-client-id", "GATEHOUSE_OIDC_CLIENT_ID", "", "client id registered with the provider; redirect URL: --public-url + /auth/callback"},
+	{"oidc-client-secret", "GATEHOUSE_OIDC_CLIENT_SECRET", "", "client secret (empty for a public client: PKCE only)"},
+	{"oidc-allowed-domains", "GATEHOUSE_OIDC_ALLOWED_DOMAINS", "", "comma list of e-mail domains who may sign in (* for any verified address)"},
+	{"oidc-allowed-emails", "GATEHOUSE_OIDC_ALLOWED_EMAILS", "", "comma list of e-mail addresses who may sign in"},
+	{"admins", "GATEHOUSE_ADMINS", "", "comma list of identities who see and manage every session"},
 }
 
 // Load parses args (without the program and subcommand names) over the environment.
@@ -101,11 +115,10 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		RunnerURL: strings.TrimRight(get("runner-url"), "/"), PolicyFile: get("policy-file"), MCPServers: get("mcp-servers"),
 		SessionSecret: get("session-secret"), LogFormat: get("log-format"),
 	}
-	for _, p := range strings.Split(get("trusted-proxies"), ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			c.TrustedProxies = append(c.TrustedProxies, p)
-		}
-	}
+	c.TrustedProxies = list(get("trusted-proxies"))
+	c.OIDCIssuer, c.OIDCClientID, c.OIDCClientSecret = get("oidc-issuer"), get("oidc-client-id"), get("oidc-client-secret")
+	c.OIDCAllowedDomains, c.OIDCAllowedEmails = list(get("oidc-allowed-domains")), list(get("oidc-allowed-emails"))
+	c.Admins = list(strings.ToLower(get("admins")))
 	var err error
 	for _, d := range []struct {
 		key string
@@ -128,11 +141,36 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	return c, nil
 }
 
+// list splits a comma list, dropping blanks.
+func list(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func (c *Config) validate() error {
 	switch c.Auth {
-	case "none", "header":
+	case "none", "header", "oidc":
 	default:
-		return fmt.Errorf("--auth: want none or header, got %q", c.Auth)
+		return fmt.Errorf("--auth: want none, header or oidc, got %q", c.Auth)
+	}
+	if c.Auth == "oidc" {
+		if c.OIDCIssuer == "" || c.OIDCClientID == "" {
+			return fmt.Errorf("--auth oidc needs --oidc-issuer and --oidc-client-id")
+		}
+		if u, err := url.Parse(c.OIDCIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("--oidc-issuer: want the provider's issuer URL, such as https://accounts.google.com, got %q", c.OIDCIssuer)
+		}
+		if c.PublicURL == "" {
+			return fmt.Errorf("--auth oidc needs --public-url: the provider sends people back to --public-url + /auth/callback")
+		}
+		if len(c.OIDCAllowedDomains) == 0 && len(c.OIDCAllowedEmails) == 0 {
+			return fmt.Errorf("--auth oidc needs --oidc-allowed-domains or --oidc-allowed-emails (\"*\" in --oidc-allowed-domains admits every verified address)")
+		}
 	}
 	if c.Auth == "header" && c.AuthHeader == "" {
 		return fmt.Errorf("--auth-header must not be empty with --auth header")

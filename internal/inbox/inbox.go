@@ -89,7 +89,7 @@ func (s *Service) Loads() uint64 { return s.loads.Load() }
 // sessions user holds edit access on.
 func (s *Service) Roots(ctx context.Context, user string) ([]string, error) {
 	listUser := user
-	if s.access.Mode != auth.ModeHeader {
+	if !s.access.Mode.PerPerson() { // an admin's inbox is still their own trees'
 		listUser = ""
 	}
 	roots, err := s.store.ListRootsVisibleTo(ctx, listUser)

@@ -79,7 +79,7 @@ func (s *Service) GetAgent(ctx context.Context, user, id string) (*models.Agent,
 		return nil, errs.NotFound("agent not found")
 	}
 	a, err := s.store.GetAgent(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && s.access.Mode == auth.ModeHeader && a.CreatedBy != user) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !s.access.SeesAll(user) && a.CreatedBy != user) {
 		return nil, errs.NotFound("agent not found")
 	}
 	return a, err
@@ -87,7 +87,7 @@ func (s *Service) GetAgent(ctx context.Context, user, id string) (*models.Agent,
 
 // ListAgents lists the agents user can see.
 func (s *Service) ListAgents(ctx context.Context, user string) ([]models.Agent, error) {
-	if s.access.Mode != auth.ModeHeader {
+	if s.access.SeesAll(user) {
 		user = ""
 	}
 	return s.store.ListAgents(ctx, user)
@@ -120,7 +120,7 @@ func (s *Service) CreateSession(ctx context.Context, user string, in SessionInpu
 		return nil, errs.Invalid("title", "is longer than 500 characters")
 	}
 	if _, err := s.GetAgent(ctx, user, in.AgentID); err != nil {
-		if s.access.Mode == auth.ModeHeader && in.ParentSessionID != "" && errors.Is(err, errs.ErrNotFound) {
+		if s.access.Mode.PerPerson() && in.ParentSessionID != "" && errors.Is(err, errs.ErrNotFound) {
 			// A sub-agent may run under its parent's agent, even when someone else
 			// registered it (the parent's access is checked below); not under any other
 			// user's agent.
@@ -238,7 +238,7 @@ func (s *Service) List(ctx context.Context, user, parent string) ([]Listed, erro
 		rows, err = s.store.ListChildren(ctx, parent)
 	} else {
 		u := user
-		if s.access.Mode != auth.ModeHeader {
+		if s.access.SeesAll(user) {
 			u = ""
 		}
 		rows, err = s.store.ListRootsVisibleTo(ctx, u)

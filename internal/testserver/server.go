@@ -42,7 +42,19 @@ func StartWithoutSessionSecret(t testing.TB, dbURL string, flags ...string) *Ser
 	return start(t, dbURL, flags)
 }
 
+// StartOn is Start on a listener the test opened, so flags can name its address
+// (--public-url for --auth oidc's redirect URL).
+func StartOn(t testing.TB, ln net.Listener, dbURL string, flags ...string) *Server {
+	t.Helper()
+	return startOn(t, ln, dbURL, append([]string{"--session-secret", TestSessionSecret}, flags...))
+}
+
 func start(t testing.TB, dbURL string, flags []string) *Server {
+	t.Helper()
+	return startOn(t, nil, dbURL, flags)
+}
+
+func startOn(t testing.TB, ln net.Listener, dbURL string, flags []string) *Server {
 	t.Helper()
 	args := append([]string{"--database-url", dbURL, "--addr", "127.0.0.1:0"}, flags...)
 	cfg, err := config.Load("test", args, func(string) string { return "" }, io.Discard)
@@ -60,10 +72,11 @@ func start(t testing.TB, dbURL string, flags []string) *Server {
 		cancel()
 		t.Fatalf("app: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		t.Fatalf("listen: %v", err)
+	if ln == nil {
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			cancel()
+			t.Fatalf("listen: %v", err)
+		}
 	}
 	s := &Server{URL: "http://" + ln.Addr().String(), App: a, DatabaseURL: dbURL, cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- a.Serve(ctx, ln) }()
