@@ -488,3 +488,32 @@ func TestHookCodexPostsToTheCodexRouteAndPrintsItsAnswer(t *testing.T) {
 		t.Fatalf("codex fail-closed: exit %d, stdout %q", code, stdout)
 	}
 }
+
+// TestHookCodexThroughTheServer: `hook codex` with a hooks-only token parks a Codex CLI
+// PermissionRequest on the server's Codex route, cut mid-wait by a proxy; it comes back
+// to the same prompt (Codex prompts have deterministic ids) and prints the owner's
+// decline exactly as the server answers it, in Codex's hook output format.
+func TestHookCodexThroughTheServer(t *testing.T) {
+	proxy := newCutProxy(t, "")
+	srv := testserver.Start(t, testserver.Databases(t)[0].NewURL(t), "--auth", "header", "--trusted-proxies", "10.0.0.0/8", "--public-url", proxy.URL())
+	proxy.SetTarget(srv.URL)
+	_, hookToken := srv.IssueToken(t, hookOwner, "hooks", "", time.Time{})
+	_, ownerToken := srv.IssueToken(t, hookOwner, "", "", time.Time{})
+	payload := map[string]any{"session_id": "019a0c55-codex", "turn_id": "t1", "transcript_path": nil, "cwd": "/w",
+		"hook_event_name": "PermissionRequest", "model": "gpt-5", "permission_mode": "default",
+		"tool_name": "Bash", "tool_input": map[string]any{"command": "rm -rf build", "description": "clean"}}
+	h := startHook(t, []string{"GATEHOUSE_TOKEN=" + hookToken}, payload, "codex", "--url", proxy.URL())
+	proxy.waitAccepts(t, 1, 20*time.Second)
+	sid, eid := waitPendingPrompt(t, srv.App.Store, hookOwner, "codex:019a0c55-codex")
+	proxy.Cut()
+	proxy.waitAccepts(t, 1, 20*time.Second)
+	resolve(t, srv.TokenClient(ownerToken), sid, eid, "decline", "keep the build dir")
+	code, stdout, stderr := h.wait(t, 30*time.Second)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	jsonEqual(t, stdout, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"keep the build dir"}}}`)
+	if ps := promptsOf(t, srv.App.Store, sid); len(ps) != 1 {
+		t.Errorf("prompts = %d, want 1", len(ps))
+	}
+}
