@@ -32,12 +32,20 @@ type claudeSettingsOptions struct {
 	Events                            []string
 	Matcher                           string
 	IdentityEnv                       string
+	// TokenEnv, when set, names the environment variable holding an API token: the hook
+	// sends it as a bearer credential instead of an identity header.
+	TokenEnv string
+	// Command, when set, is the gatehouse binary to run as a command hook
+	// (`<Command> hook claude --url …`) instead of an http hook.
+	Command string
 }
 
-// claudeHTTPHook is one Claude Code "http" hook. Field order is the order printed.
-type claudeHTTPHook struct {
+// claudeHook is one Claude Code hook, "http" or "command". Field order is the order
+// printed.
+type claudeHook struct {
 	Type           string            `json:"type"`
-	URL            string            `json:"url"`
+	URL            string            `json:"url,omitempty"`
+	Command        string            `json:"command,omitempty"`
 	Timeout        int64             `json:"timeout"`
 	Headers        map[string]string `json:"headers,omitempty"`
 	AllowedEnvVars []string          `json:"allowedEnvVars,omitempty"`
@@ -45,8 +53,8 @@ type claudeHTTPHook struct {
 
 // claudeHookMatcher is one entry of a hook event's list in settings.json.
 type claudeHookMatcher struct {
-	Matcher string           `json:"matcher,omitempty"`
-	Hooks   []claudeHTTPHook `json:"hooks"`
+	Matcher string       `json:"matcher,omitempty"`
+	Hooks   []claudeHook `json:"hooks"`
 }
 
 // runClaudeSettings prints a .claude/settings.json snippet whose http hooks send every
@@ -73,6 +81,11 @@ func runClaudeSettings(args []string, getenv func(string) string, stdout, stderr
 		"(PreToolUse fires for every tool call, so with it every call waits for a person unless --matcher narrows it)")
 	matcher := fs.String("matcher", "", "tool-name matcher for PermissionRequest and PreToolUse (e.g. \"Bash|Write|Edit\"); empty matches every tool")
 	identityEnv := fs.String("identity-env", "GATEHOUSE_USER", "environment variable Claude Code reads the identity header's value from (header auth)")
+	tokenEnv := fs.String("token-env", "", "environment variable holding your API token (from /settings/tokens): the hook sends it as `Authorization: Bearer`, "+
+		"which works in every auth mode and replaces the identity header")
+	command := fs.Bool("command", false, "print a command hook running `gatehouse hook claude` instead of an http hook "+
+		"(for private-range addresses, re-attach after dropped connections, --fail-closed)")
+	commandBin := fs.String("gatehouse-bin", "gatehouse", "the gatehouse binary the command hook runs (with --command)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -88,7 +101,14 @@ func runClaudeSettings(args []string, getenv func(string) string, stdout, stderr
 	opts := claudeSettingsOptions{
 		PublicURL: strings.TrimSpace(*publicURL), Addr: strings.TrimSpace(*addr), Auth: strings.TrimSpace(*authMode),
 		AuthHeader: strings.TrimSpace(*authHeader), ElicitationTimeout: d, Matcher: *matcher,
-		IdentityEnv: strings.TrimSpace(*identityEnv),
+		IdentityEnv: strings.TrimSpace(*identityEnv), TokenEnv: strings.TrimSpace(*tokenEnv),
+	}
+	if *command {
+		opts.Command = strings.TrimSpace(*commandBin)
+		if opts.Command == "" {
+			fmt.Fprintln(stderr, "gatehouse claude-settings: --gatehouse-bin must not be empty")
+			return 2
+		}
 	}
 	for _, e := range strings.Split(*events, ",") {
 		if e = strings.TrimSpace(e); e != "" {
@@ -119,21 +139,42 @@ func claudeSettings(o claudeSettingsOptions) (map[string]any, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if privateRange(host) {
+	if privateRange(host) && o.Command == "" {
 		notes = append(notes, fmt.Sprintf("Claude Code's http hooks refuse private-range addresses like %s: "+
 			"set --public-url to a loopback or public name (or forward with a command hook)", host))
 	}
-	hook := claudeHTTPHook{Type: "http", URL: base + "/v1/hooks/claude"}
+	hook := claudeHook{Type: "http", URL: base + "/v1/hooks/claude"}
+	if o.TokenEnv != "" && !validEnvName(o.TokenEnv) {
+		return nil, nil, fmt.Errorf("--token-env: want an environment variable name, got %q", o.TokenEnv)
+	}
 	wait := o.ElicitationTimeout + hookTimeoutMargin
 	if wait > hookTimeoutMax {
 		wait = hookTimeoutMax
 		notes = append(notes, fmt.Sprintf("the hook timeout is capped at %s: a prompt still waiting then falls back to Claude Code's own prompt",
 			hookTimeoutMax))
 	}
-	hook.Timeout = int64(math.Ceil(wait.Seconds()))
-	switch o.Auth {
-	case "none":
-	case "header":
+	timeout := int64(math.Ceil(wait.Seconds()))
+	switch {
+	case o.Auth != "none" && o.Auth != "header":
+		return nil, nil, fmt.Errorf("--auth: want none or header, got %q", o.Auth)
+	case o.Command != "":
+		// The forwarder reads the token from GATEHOUSE_TOKEN, or the variable named here.
+		hook = claudeHook{Type: "command", Command: shellQuote(o.Command) + " hook claude --url " + shellQuote(base)}
+		switch {
+		case o.TokenEnv != "":
+			hook.Command += " --token-env " + o.TokenEnv
+			notes = append(notes, fmt.Sprintf("set %s to your Gatehouse API token (create one at %s/settings/tokens) before starting claude", o.TokenEnv, base))
+		case o.Auth == "header":
+			return nil, nil, fmt.Errorf("--command sends no identity header: with --auth header, pass --token-env (an API token identifies you)")
+		}
+	case o.TokenEnv != "":
+		hook.Headers = map[string]string{"Authorization": "Bearer $" + o.TokenEnv}
+		hook.AllowedEnvVars = []string{o.TokenEnv}
+		notes = append(notes, fmt.Sprintf("set %s to your Gatehouse API token (create one at %s/settings/tokens) before starting claude", o.TokenEnv, base))
+		if strings.HasPrefix(base, "http://") && !loopbackHost(host) {
+			notes = append(notes, "the token travels in clear over http://: use an https --public-url")
+		}
+	case o.Auth == "header":
 		if o.AuthHeader == "" || !validEnvName(o.IdentityEnv) {
 			return nil, nil, fmt.Errorf("--auth header needs --auth-header and a valid --identity-env name")
 		}
@@ -141,9 +182,8 @@ func claudeSettings(o claudeSettingsOptions) (map[string]any, []string, error) {
 		hook.AllowedEnvVars = []string{o.IdentityEnv}
 		notes = append(notes, fmt.Sprintf("set %s to your identity (e.g. export %s=you@example.com) before starting claude; "+
 			"Gatehouse honours the %s header only from its --trusted-proxies", o.IdentityEnv, o.IdentityEnv, o.AuthHeader))
-	default:
-		return nil, nil, fmt.Errorf("--auth: want none or header, got %q", o.Auth)
 	}
+	hook.Timeout = timeout
 	if len(o.Events) == 0 {
 		return nil, nil, fmt.Errorf("--events: name at least one of %s", strings.Join(claudeHookEvents(), ", "))
 	}
@@ -152,7 +192,7 @@ func claudeSettings(o claudeSettingsOptions) (map[string]any, []string, error) {
 		if !knownHookEvent(ev) {
 			return nil, nil, fmt.Errorf("--events: Gatehouse does not handle %q (want %s)", ev, strings.Join(claudeHookEvents(), ", "))
 		}
-		m := claudeHookMatcher{Hooks: []claudeHTTPHook{hook}}
+		m := claudeHookMatcher{Hooks: []claudeHook{hook}}
 		if ev != "Elicitation" { // Elicitation's matcher is an MCP server name, not a tool
 			m.Matcher = o.Matcher
 		}
@@ -213,4 +253,22 @@ func validEnvName(s string) bool {
 		}
 	}
 	return true
+}
+
+// loopbackHost reports a loopback address or localhost.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// shellQuote quotes s for the POSIX shell Claude Code runs command hooks with, unless it
+// needs no quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
@@ -173,5 +174,96 @@ func TestClaudeSettingsSnippetReachesTheServer(t *testing.T) {
 	list := srv.Client("carol@example.com").Do(t, http.MethodGet, "/v1/sessions", nil).JSON(t)
 	if sessions, _ := list["sessions"].([]any); len(sessions) != 1 {
 		t.Fatalf("carol's sessions = %v", list)
+	}
+}
+
+// TestClaudeSettingsTokenEnv: the http hook sends the API token from an environment
+// variable Claude Code is allowed to read; a token identifies its owner, so it replaces
+// the identity header in header mode.
+func TestClaudeSettingsTokenEnv(t *testing.T) {
+	for _, auth := range []string{"none", "header"} {
+		code, s, notes := claudeSettingsRun(t, nil, "--token-env", "GATEHOUSE_TOKEN", "--auth", auth, "--public-url", "https://gh.example.com")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", auth, code, notes)
+		}
+		h, _ := hookOf(t, s, "PermissionRequest")
+		if got, _ := json.Marshal(h["headers"]); string(got) != `{"Authorization":"Bearer $GATEHOUSE_TOKEN"}` {
+			t.Errorf("%s: headers = %s", auth, got)
+		}
+		if got, _ := json.Marshal(h["allowedEnvVars"]); string(got) != `["GATEHOUSE_TOKEN"]` {
+			t.Errorf("%s: allowedEnvVars = %s", auth, got)
+		}
+		if !strings.Contains(notes, "GATEHOUSE_TOKEN") || !strings.Contains(notes, "https://gh.example.com/settings/tokens") {
+			t.Errorf("%s: notes = %q", auth, notes)
+		}
+	}
+	if _, _, notes := claudeSettingsRun(t, nil, "--token-env", "T", "--public-url", "http://gh.example.com"); !strings.Contains(notes, "clear") {
+		t.Errorf("a token over plain http to another host deserves a warning: %q", notes)
+	}
+	if code, _, _ := claudeSettingsRun(t, nil, "--token-env", "1-bad"); code != 2 {
+		t.Errorf("bad --token-env name: exit %d", code)
+	}
+}
+
+// TestClaudeSettingsCommandHook: --command prints a command hook running the forwarder,
+// which reads GATEHOUSE_TOKEN itself or the variable --token-env names.
+func TestClaudeSettingsCommandHook(t *testing.T) {
+	code, s, notes := claudeSettingsRun(t, nil, "--command", "--addr", "192.168.1.20:8080", "--events", "PreToolUse", "--elicitation-timeout", "1h")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, notes)
+	}
+	h, _ := hookOf(t, s, "PreToolUse")
+	if h["type"] != "command" || h["command"] != "gatehouse hook claude --url http://192.168.1.20:8080" || h["timeout"] != float64(3630) {
+		t.Errorf("hook = %v", h)
+	}
+	if _, ok := h["url"]; ok {
+		t.Errorf("a command hook has no url: %v", h)
+	}
+	if strings.Contains(notes, "private-range") {
+		t.Errorf("command hooks reach private addresses: %q", notes)
+	}
+	code, s, _ = claudeSettingsRun(t, nil, "--command", "--gatehouse-bin", "/opt/my tools/gatehouse", "--auth", "header", "--token-env", "MY_TOKEN")
+	if code != 0 {
+		t.Fatal("exit", code)
+	}
+	h, _ = hookOf(t, s, "PermissionRequest")
+	if h["command"] != "'/opt/my tools/gatehouse' hook claude --url http://127.0.0.1:8080 --token-env MY_TOKEN" {
+		t.Errorf("command = %v", h["command"])
+	}
+	if _, ok := h["headers"]; ok {
+		t.Errorf("a command hook sends no headers of its own: %v", h)
+	}
+	// Header auth needs an identity the command hook can send: a token.
+	if code, _, stderr := claudeSettingsRun(t, nil, "--command", "--auth", "header"); code != 2 || !strings.Contains(stderr, "--token-env") {
+		t.Errorf("--command --auth header without a token: exit %d, %q", code, stderr)
+	}
+}
+
+// TestClaudeSettingsTokenSnippetReachesTheServer posts a hook as Claude Code would from
+// the --token-env snippet (the variable filled in) from a peer the server does not trust
+// for identity headers: the token's owner gets the session.
+func TestClaudeSettingsTokenSnippetReachesTheServer(t *testing.T) {
+	srv := testserver.Start(t, testserver.Databases(t)[0].NewURL(t), "--auth", "header", "--trusted-proxies", "10.0.0.0/8", "--elicitation-timeout", "100ms")
+	_, token := srv.IssueToken(t, "dana@example.com", "hooks", "", time.Time{})
+	_, s, _ := claudeSettingsRun(t, nil, "--public-url", srv.URL, "--token-env", "GATEHOUSE_TOKEN", "--elicitation-timeout", "100ms")
+	h, _ := hookOf(t, s, "PermissionRequest")
+	body, _ := json.Marshal(testserver.ClaudeBody("Bash", map[string]any{"command": "ls"}))
+	req, _ := http.NewRequest(http.MethodPost, h["url"].(string), bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h["headers"].(map[string]any) {
+		req.Header.Set(k, os.Expand(v.(string), func(string) string { return token }))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("hook answered %d", resp.StatusCode)
+	}
+	_, owner := srv.IssueToken(t, "dana@example.com", "", "", time.Time{})
+	list := srv.TokenClient(owner).Do(t, http.MethodGet, "/v1/sessions", nil).JSON(t)
+	if sessions, _ := list["sessions"].([]any); len(sessions) != 1 {
+		t.Fatalf("dana's sessions = %v", list)
 	}
 }

@@ -6,6 +6,7 @@
 //	gatehouse claude-settings   print a .claude/settings.json hook snippet (claude_settings.go)
 //	gatehouse codex-settings    print a Codex config.toml hooks block (codex_settings.go)
 //	gatehouse audit verify      recompute the audit hash chain (audit.go)
+//	gatehouse hook claude|codex forward a command hook's payload to Gatehouse (hook.go)
 package main
 
 import (
@@ -47,14 +48,16 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return runCodexSettings(args, getenv, stdout, stderr)
 	case "audit":
 		return runAudit(args, getenv, stdout, stderr)
+	case "hook":
+		return runHook(args, getenv, os.Stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "gatehouse", version)
 		return 0
 	case "help":
-		fmt.Fprintln(stdout, "usage: gatehouse [serve|migrate|version|claude-settings|codex-settings|audit verify] [flags]   (gatehouse serve -h lists the flags)")
+		fmt.Fprintln(stdout, "usage: gatehouse [serve|migrate|version|claude-settings|codex-settings|audit verify|hook claude|codex] [flags]   (gatehouse serve -h lists the flags)")
 		return 0
 	default:
-		fmt.Fprintf(stderr, "gatehouse: unknown command %q (want serve, migrate, version, claude-settings, codex-settings or audit)\n", cmd)
+		fmt.Fprintf(stderr, "gatehouse: unknown command %q (want serve, migrate, version, claude-settings, codex-settings, audit or hook)\n", cmd)
 		return 2
 	}
 	cfg, err := config.Load("gatehouse "+cmd, args, getenv, stderr)
