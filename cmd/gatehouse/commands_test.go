@@ -64,10 +64,10 @@ func TestCommandLineErrorsExit2(t *testing.T) {
 	}{
 		{"unknown command", nil, []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{"unknown flag", nil, []string{"serve", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
-		{"bad auth flag", nil, []string{"serve", "--database-url", db, "--auth", "bogus"}, `--auth: want none or header, got "bogus"`},
+		{"bad auth flag", nil, []string{"serve", "--database-url", db, "--auth", "bogus"}, `--auth: want none, header or oidc, got "bogus"`},
 		{"bad duration", nil, []string{"serve", "--database-url", db, "--elicitation-timeout", "soon"}, `--elicitation-timeout: want a positive duration`},
 		{"bad log format on migrate", nil, []string{"migrate", "--database-url", db, "--log-format", "xml"}, `--log-format: want text or json, got "xml"`},
-		{"bad auth env", []string{"GATEHOUSE_AUTH=bogus"}, []string{"serve", "--database-url", db}, `--auth: want none or header, got "bogus"`},
+		{"bad auth env", []string{"GATEHOUSE_AUTH=bogus"}, []string{"serve", "--database-url", db}, `--auth: want none, header or oidc, got "bogus"`},
 		{"stray argument", nil, []string{"serve", "--database-url", db, "extra"}, `unexpected argument "extra"`},
 	}
 	for _, tc := range cases {

@@ -269,8 +269,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// Parked requests answer first (no verdict), so Shutdown does not wait on them.
-	a.Elicit.Shutdown(sctx)
+	// Keep-alive goes off first: each parked request's "no verdict" answer then closes
+	// its connection, which tells a forwarder (gatehouse hook) that the server went
+	// away — it re-parks with its re-attach id — rather than that nobody decided.
 	srv.SetKeepAlivesEnabled(false)
+	a.Elicit.Shutdown(sctx)
 	endRequests()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shutdown: %w", err)
