@@ -281,11 +281,13 @@ func (p *cutProxy) waitAccepts(t *testing.T, n int, within time.Duration) {
 }
 
 // TestHookReattachesAfterADroppedConnection: the connection carrying a parked hook is
-// dropped mid-wait — cut by a proxy, or the server process killed (SIGKILL) and started
-// again on the same database behind the same address — and the forwarder re-attaches
-// to the same prompt (no second prompt is created) and prints the verdict given after.
+// dropped mid-wait — cut by a proxy, the server process killed (SIGKILL), or stopped
+// gracefully (SIGTERM: a rolling restart, which answers "no verdict" and closes the
+// connection) and started again on the same database behind the same address — and the
+// forwarder re-attaches to the same prompt (no second prompt is created) and prints the
+// verdict given after.
 func TestHookReattachesAfterADroppedConnection(t *testing.T) {
-	for _, mode := range []string{"proxy cuts", "server killed and restarted"} {
+	for _, mode := range []string{"proxy cuts", "server killed and restarted", "server stopped gracefully and restarted"} {
 		t.Run(mode, func(t *testing.T) {
 			dbURL := testserver.Databases(t)[0].NewURL(t)
 			// The server knows the proxy's address as its public URL (its DNS-rebinding
@@ -307,6 +309,13 @@ func TestHookReattachesAfterADroppedConnection(t *testing.T) {
 			switch mode {
 			case "proxy cuts":
 				proxy.Cut()
+			case "server stopped gracefully and restarted":
+				server.Terminate(t)
+				if code := server.WaitExit(t, 10*time.Second); code != 0 {
+					t.Fatalf("exit code after SIGTERM = %d", code)
+				}
+				server = startServe(t, dbURL, "--public-url", proxy.URL())
+				proxy.SetTarget(server.URL)
 			default:
 				server.Kill(t) // no answer at all: the connection just ends
 				server = startServe(t, dbURL, "--public-url", proxy.URL())
