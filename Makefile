@@ -41,6 +41,7 @@ FUZZ_TARGETS := \
 	./internal/elicit:FuzzParseResult \
 	./internal/adapters/claude:FuzzDecode \
 	./internal/adapters/codex:FuzzDecode \
+	./internal/adapters/codexcli:FuzzDecode \
 	./internal/adapters/mcp:FuzzUntrustedInput \
 	./internal/prompt:FuzzSubmit \
 	./handlers:FuzzEvaluateBody
