@@ -63,7 +63,7 @@ func (s *Server) signedIn(c echo.Context) string {
 	b := s.browserOf(c)
 	user, _ := b.sess.Values[keySignedIn].(string)
 	since, _ := b.sess.Values[keySignedInSince].(int64)
-	if user == "" || time.Since(time.Unix(since, 0)) > signInLifetime {
+	if user == "" || s.elicit.Now().Sub(time.Unix(since, 0)) > signInLifetime {
 		return ""
 	}
 	return user
@@ -73,7 +73,7 @@ func (s *Server) signedIn(c echo.Context) string {
 // challenge, which the browser keeps for the callback.
 func (s *Server) startSignIn(c echo.Context) error {
 	next := signInReturn(c.QueryParam("next"))
-	to, pending, err := s.oidc.Begin(c.Request().Context(), next, time.Now())
+	to, pending, err := s.oidc.Begin(c.Request().Context(), next, s.elicit.Now())
 	if err != nil {
 		return s.signInFailed(c, err, next)
 	}
@@ -98,7 +98,7 @@ func (s *Server) finishSignIn(c echo.Context) error {
 	for _, p := range pendingSignIns(b) {
 		if p.State == state && state != "" {
 			pending = p
-		} else if time.Since(p.Started) <= auth.PendingLifetime {
+		} else if s.elicit.Now().Sub(p.Started) <= auth.PendingLifetime {
 			rest = append(rest, p)
 		}
 	}
@@ -110,12 +110,12 @@ func (s *Server) finishSignIn(c echo.Context) error {
 		}
 		return s.signInFailed(c, errs.Forbidden("%s", msg), pending.Next)
 	}
-	user, err := s.oidc.Finish(c.Request().Context(), pending, state, q.Get("code"), time.Now())
+	user, err := s.oidc.Finish(c.Request().Context(), pending, state, q.Get("code"), s.elicit.Now())
 	if err != nil {
 		return s.signInFailed(c, err, pending.Next)
 	}
 	b.sess.Values[keySignedIn] = user
-	b.sess.Values[keySignedInSince] = time.Now().Unix()
+	b.sess.Values[keySignedInSince] = s.elicit.Now().Unix()
 	delete(b.sess.Values, keyCSRF) // a new person gets a new CSRF token
 	b.dirty = true
 	s.log.Info("signed in", "user", user, "request_id", requestID(c))
