@@ -83,17 +83,9 @@ func Unified(text string) (files []File, ok bool) {
 			}
 			cur.Lines = append(cur.Lines, Line{Op: Same, Text: l})
 		default:
-			op, body := Same, l
-			if l != "" {
-				body = l[1:]
-				switch l[0] {
-				case '+':
-					op = Add
-				case '-':
-					op = Del
-				case '\\':
-					continue
-				}
+			op, body, marker := bodyLine(l)
+			if marker {
+				continue // "\\ No newline at end of file"
 			}
 			switch op {
 			case Same:
@@ -191,16 +183,7 @@ func Patch(text string) (files []File, ok bool) {
 			cur.Lines = append(cur.Lines, Line{Op: Add, New: n, Text: strings.TrimPrefix(l, "+")})
 			n++
 		case cur.Change == "update":
-			op, body := Same, l
-			if l != "" {
-				body = l[1:]
-				switch l[0] {
-				case '+':
-					op = Add
-				case '-':
-					op = Del
-				}
-			}
+			op, body, _ := bodyLine(l)
 			switch op {
 			case Same:
 				cur.Lines = append(cur.Lines, Line{Op: Same, Old: o, New: n, Text: body})
@@ -222,4 +205,19 @@ func finish(files []File, cut bool) []File {
 		files[len(files)-1].Cut = true
 	}
 	return files
+}
+
+// bodyLine splits a hunk body line into its operation (' ' same, '+' added, '-'
+// removed) and text; marker reports a "\\ No newline at end of file" line.
+func bodyLine(l string) (op Op, body string, marker bool) {
+	if l == "" {
+		return Same, "", false
+	}
+	switch l[0] {
+	case '+':
+		return Add, l[1:], false
+	case '-':
+		return Del, l[1:], false
+	}
+	return Same, l[1:], l[0] == '\\'
 }
