@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,22 +16,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
-
-func openStore(t testing.TB, url string) *store.Store {
-	t.Helper()
-	if url == "" {
-		url = "sqlite://" + filepath.Join(t.TempDir(), "g.db")
-	}
-	st, err := store.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
 
 func newSession(t testing.TB, st *store.Store, parent string) *models.Session {
 	t.Helper()
@@ -81,7 +64,7 @@ func verify(t testing.TB, st *store.Store) audit.Result {
 func TestDecisionsFormOneChain(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		ctx := context.Background()
-		st := openStore(t, db.NewURL(t))
+		st := testserver.OpenStore(t, db.NewURL(t))
 		sess := newSession(t, st, "")
 		ids := park(t, st, sess, "e", 4)
 		at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC) // nanoseconds: stored as micro
@@ -127,7 +110,7 @@ func TestConcurrentDecidersOnTwoReplicasFormOneChain(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		ctx := context.Background()
 		url := db.NewURL(t)
-		a := openStore(t, url)
+		a := testserver.OpenStore(t, url)
 		b, err := store.Open(url)
 		if err != nil {
 			t.Fatal(err)
@@ -181,7 +164,7 @@ func TestConcurrentDecidersOnTwoReplicasFormOneChain(t *testing.T) {
 func TestVerifyNamesTheFirstTamperedRow(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		ctx := context.Background()
-		st := openStore(t, db.NewURL(t))
+		st := testserver.OpenStore(t, db.NewURL(t))
 		sess := newSession(t, st, "")
 		ids := park(t, st, sess, "t", 6)
 		for _, id := range ids {
@@ -233,7 +216,7 @@ func TestVerifyNamesTheFirstTamperedRow(t *testing.T) {
 func TestBackfillChainsRowsDecidedWithoutTheChain(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		ctx := context.Background()
-		st := openStore(t, db.NewURL(t))
+		st := testserver.OpenStore(t, db.NewURL(t))
 		sess := newSession(t, st, "")
 		ids := park(t, st, sess, "b", 3)
 		if _, err := st.DecideElicitation(ctx, ids[0], sess.ID, store.Decision{Status: models.StatusResolved, Action: "accept", By: "a", Via: "api", At: time.Now()}); err != nil {

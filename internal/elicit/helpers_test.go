@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
@@ -12,23 +11,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
-
-// openStore opens and migrates a store at url (a fresh SQLite file when url is "").
-func openStore(t *testing.T, url string) *store.Store {
-	t.Helper()
-	if url == "" {
-		url = "sqlite://" + filepath.Join(t.TempDir(), "g.db")
-	}
-	st, err := store.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
 
 // newSession creates an agent's session as the local user, under parent when set.
 func newSession(t *testing.T, st *store.Store, parent string) *models.Session {

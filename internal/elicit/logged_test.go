@@ -8,6 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
+	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -18,7 +19,7 @@ import (
 // logged again.
 func TestLifecycleEventsLoggedExactlyOnce(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t, "")
+	st := testserver.OpenStore(t, "")
 	root := newSession(t, st, "")
 	child := newSession(t, st, root.ID)
 	log := quietLog()

@@ -28,7 +28,7 @@ func TestResolveRefusesNULContent(t *testing.T) {
 		urls = append(urls, testserver.Databases(t)[1].NewURL(t))
 	}
 	for _, url := range urls {
-		st := openStore(t, url)
+		st := testserver.OpenStore(t, url)
 		sess := newSession(t, st, "")
 		core := elicit.New(st, stream.NewLocal(), elicit.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		row, err := core.Open(ctx, elicit.Prompt{Session: sess, Origin: models.OriginClaudePermission, Params: map[string]any{"message": "m"}})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
+	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -21,7 +22,7 @@ import (
 // with the same id, and abandons the others once their leases lapse.
 func TestShutdownWhileRequestsArrive(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t, "")
+	st := testserver.OpenStore(t, "")
 	sess := newSession(t, st, "")
 	core := elicit.New(st, stream.NewLocal(), elicit.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 
