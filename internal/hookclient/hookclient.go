@@ -60,7 +60,7 @@ const (
 // (SPEC §1). An ordinary "no verdict" keeps the connection, so the forwarder re-attaches
 // after this one: on the restarted server (or another replica) it either waits on or
 // collects the verdict, or — the prompt having really ended — gets "no verdict" again.
-var errClosingNoVerdict = errors.New("Gatehouse closed the connection without a verdict (shutting down?)")
+var errClosingNoVerdict = errors.New("the server closed the connection without a verdict (shutting down?)")
 
 // Options configure one forward.
 type Options struct {
@@ -297,10 +297,10 @@ func post(ctx context.Context, o Options, endpoint string, body []byte) (answer 
 		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 		return nil, true, unavailableError{status: resp.StatusCode, after: time.Duration(secs) * time.Second, msg: errorMessage(raw)}
 	default:
-		return nil, true, permanentError{fmt.Errorf("Gatehouse answered %d%s", resp.StatusCode, errorMessage(raw))}
+		return nil, true, permanentError{fmt.Errorf("the server answered %d%s", resp.StatusCode, errorMessage(raw))}
 	}
 	if len(raw) > maxAnswerBytes {
-		return nil, true, permanentError{fmt.Errorf("Gatehouse's answer is larger than %d bytes", maxAnswerBytes)}
+		return nil, true, permanentError{fmt.Errorf("the server's answer is larger than %d bytes", maxAnswerBytes)}
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		if resp.Close {
@@ -310,7 +310,7 @@ func post(ctx context.Context, o Options, endpoint string, body []byte) (answer 
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return nil, true, permanentError{fmt.Errorf("Gatehouse answered 200 with a body that is not a JSON object (is --url the Gatehouse server?)")}
+		return nil, true, permanentError{errors.New("the server answered 200 with a body that is not a JSON object (is --url the Gatehouse server?)")}
 	}
 	return raw, true, nil
 }
