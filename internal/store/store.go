@@ -142,8 +142,11 @@ const sessionCacheSize = 10000
 func openSQLite(dsn string, gcfg *gorm.Config, conns int) (*gorm.DB, error) {
 	// SQLite (pure Go) spends much of a short query parsing it: keep prepared statements
 	// per connection (bounded LRU). Postgres needs no help: pgx caches them already.
+	// Not on the single-connection writer: GORM prepares a new statement under its cache
+	// lock while waiting for a connection, so a transaction holding the only connection
+	// and preparing a statement of its own (the audit chain's) deadlocks against it.
 	cfg := *gcfg
-	cfg.PrepareStmt = true
+	cfg.PrepareStmt = conns > 1
 	cfg.PrepareStmtMaxSize = 256
 	db, err := gorm.Open(sqlite.Open(dsn), &cfg)
 	if err != nil {
