@@ -109,6 +109,12 @@ const (
 	// ViaRule: a Gatehouse rule answered without asking anyone (Elicitation.RuleID
 	// names it; ResolvedBy is the person who made the rule).
 	ViaRule = "rule"
+	// ViaPush, ViaNtfy, ViaSlack: a person answered from a notification on that
+	// channel (an action link or a Slack button); ViaLink from an action link opened
+	// elsewhere.
+	ViaPush  = "push"
+	ViaNtfy  = "ntfy"
+	ViaSlack = "slack"
 )
 
 // Elicitation is one parked request: the source of truth for its state and the audit log.
@@ -135,6 +141,9 @@ type Elicitation struct {
 	// Logged is how far the prompt's events are in the durable log (LoggedNone,
 	// LoggedRequest, LoggedResolved).
 	Logged int `gorm:"column:logged"`
+	// Notified is how far the prompt's notifications are planned (NotifiedNone,
+	// NotifiedCreated, NotifiedAll; see internal/notify).
+	Notified int `gorm:"column:notified"`
 	// CallKey identifies the MCP tool call an approval is for (see mcpproxy), so a
 	// retried call finds its approval instead of asking again; nil for other prompts.
 	CallKey *string `gorm:"column:call_key"`
@@ -148,6 +157,13 @@ const (
 	LoggedNone     = 0
 	LoggedRequest  = 1
 	LoggedResolved = 2
+)
+
+// Stages of Elicitation.Notified.
+const (
+	NotifiedNone    = 0
+	NotifiedCreated = 1
+	NotifiedAll     = 2
 )
 
 // IsPending reports whether nobody has decided e yet.
