@@ -54,6 +54,23 @@ type Config struct {
 	OIDCAllowedEmails  []string
 	// Admins see and manage every session (--auth header and oidc).
 	Admins []string
+	// NotifyAllowPrivate lets notifications go to http:// URLs and private, loopback
+	// and link-local hosts (a LAN ntfy server, tests on loopback).
+	NotifyAllowPrivate bool
+	// NotifySendTimeout bounds one delivery attempt (a hung receiver).
+	NotifySendTimeout time.Duration
+	// NotifyRetryBase is the first retry's delay; each later one doubles, up to
+	// NotifyRetryMax, for NotifyAttempts attempts in all.
+	NotifyRetryBase time.Duration
+	NotifyRetryMax  time.Duration
+	NotifyAttempts  int
+	// ActionLinkTTL bounds how long an action link in a notification stays usable.
+	ActionLinkTTL time.Duration
+	// Slack* configure the Slack app notifications are sent from (empty token: none).
+	SlackBotToken      string
+	SlackSigningSecret string
+	// SlackAPIURL is the Slack Web API base (tests point it at a stand-in).
+	SlackAPIURL string
 }
 
 type setting struct {
@@ -88,6 +105,15 @@ var settings = []setting{
 	{"oidc-allowed-domains", "GATEHOUSE_OIDC_ALLOWED_DOMAINS", "", "comma list of e-mail domains who may sign in (* for any verified address)"},
 	{"oidc-allowed-emails", "GATEHOUSE_OIDC_ALLOWED_EMAILS", "", "comma list of e-mail addresses who may sign in"},
 	{"admins", "GATEHOUSE_ADMINS", "", "comma list of identities who see and manage every session"},
+	{"notify-allow-private", "GATEHOUSE_NOTIFY_ALLOW_PRIVATE", "false", "let webhook, ntfy and push URLs be http:// or private/loopback hosts"},
+	{"notify-send-timeout", "GATEHOUSE_NOTIFY_SEND_TIMEOUT", "10s", "longest one notification delivery attempt may take"},
+	{"notify-retry-base", "GATEHOUSE_NOTIFY_RETRY_BASE", "2s", "delay before a failed notification's first retry (doubling after)"},
+	{"notify-retry-max", "GATEHOUSE_NOTIFY_RETRY_MAX", "10m", "longest delay between notification retries"},
+	{"notify-attempts", "GATEHOUSE_NOTIFY_ATTEMPTS", "10", "attempts per notification before it is marked failed"},
+	{"action-link-ttl", "GATEHOUSE_ACTION_LINK_TTL", "1h", "how long approve/reject links in notifications stay usable"},
+	{"slack-bot-token", "GATEHOUSE_SLACK_BOT_TOKEN", "", "Slack app bot token (xoxb-…) to send notifications as direct messages"},
+	{"slack-signing-secret", "GATEHOUSE_SLACK_SIGNING_SECRET", "", "Slack app signing secret, to verify button clicks (interactivity URL: --public-url + /v1/notify/slack/interactions)"},
+	{"slack-api-url", "GATEHOUSE_SLACK_API_URL", "", "Slack Web API base URL (empty: Slack's own)"},
 }
 
 // Load parses args (without the program and subcommand names) over the environment.
@@ -120,11 +146,20 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	c.OIDCAllowedDomains, c.OIDCAllowedEmails = list(get("oidc-allowed-domains")), list(get("oidc-allowed-emails"))
 	c.Admins = list(strings.ToLower(get("admins")))
 	var err error
+	c.SlackBotToken, c.SlackSigningSecret, c.SlackAPIURL = get("slack-bot-token"), get("slack-signing-secret"), get("slack-api-url")
+	if c.NotifyAllowPrivate, err = strconv.ParseBool(get("notify-allow-private")); err != nil {
+		return nil, fmt.Errorf("--notify-allow-private: want true or false, got %q", get("notify-allow-private"))
+	}
+	if c.NotifyAttempts, err = strconv.Atoi(get("notify-attempts")); err != nil || c.NotifyAttempts < 1 || c.NotifyAttempts > 100 {
+		return nil, fmt.Errorf("--notify-attempts: want a number from 1 to 100, got %q", get("notify-attempts"))
+	}
 	for _, d := range []struct {
 		key string
 		dst *time.Duration
 	}{{"elicitation-timeout", &c.ElicitationTimeout}, {"mcp-input-timeout", &c.MCPInputTimeout}, {"disconnect-grace", &c.DisconnectGrace}, {"event-retention", &c.EventRetention},
-		{"mcp-approval-ttl", &c.MCPApprovalTTL}, {"mcp-retry-wait", &c.MCPRetryWait}, {"body-read-timeout", &c.BodyReadTimeout}} {
+		{"mcp-approval-ttl", &c.MCPApprovalTTL}, {"mcp-retry-wait", &c.MCPRetryWait}, {"body-read-timeout", &c.BodyReadTimeout},
+		{"notify-send-timeout", &c.NotifySendTimeout}, {"notify-retry-base", &c.NotifyRetryBase}, {"notify-retry-max", &c.NotifyRetryMax},
+		{"action-link-ttl", &c.ActionLinkTTL}} {
 		if *d.dst, err = time.ParseDuration(get(d.key)); err != nil || *d.dst <= 0 {
 			return nil, fmt.Errorf("--%s: want a positive duration like 30s or 24h, got %q", d.key, get(d.key))
 		}
@@ -193,6 +228,9 @@ func (c *Config) validate() error {
 	}
 	if c.DatabaseURL == "" {
 		return fmt.Errorf("--database-url must not be empty")
+	}
+	if (c.SlackBotToken == "") != (c.SlackSigningSecret == "") {
+		return fmt.Errorf("notifications to Slack need both --slack-bot-token and --slack-signing-secret")
 	}
 	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
 		return fmt.Errorf("--session-secret must be at least 32 characters")
