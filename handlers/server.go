@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
+	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
@@ -68,6 +69,8 @@ type Deps struct {
 	Tokens *tokens.Service
 	// OIDC signs people in with an OpenID Connect provider (--auth oidc); nil otherwise.
 	OIDC *auth.OIDC
+	// Notify is notifications: settings, delivery status and action links.
+	Notify *notify.Service
 }
 
 // Server holds the handlers' dependencies.
@@ -91,6 +94,7 @@ type Server struct {
 	rules     *rules.Service
 	tokens    *tokens.Service
 	oidc      *auth.OIDC
+	notify    *notify.Service
 }
 
 // New builds the Echo app with every route.
@@ -98,7 +102,7 @@ func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
-		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC}
+		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, notify: d.Notify}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -169,6 +173,9 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/me/tokens", s.createToken)
 	v1.GET("/me/tokens", s.listTokens)
 	v1.DELETE("/me/tokens/:id", s.revokeToken)
+	v1.GET("/me/notifications", s.getNotificationSettings)
+	v1.PUT("/me/notifications", s.putNotificationSettings)
+	v1.GET("/sessions/:sid/elicitations/:eid/notifications", s.listDeliveries)
 
 	// Browser pages (§8): identity as for the API; errors render as pages.
 	e.GET("/static/*", s.serveStatic)
@@ -179,6 +186,10 @@ func New(d Deps) *echo.Echo {
 		signin.POST("/signout", s.signOut)
 		signin.GET("/signedout", s.showSignedOut)
 	}
+	// Action links from notifications: the signed token is the credential.
+	act := e.Group("/act", pageHeaders)
+	act.GET("/:token", s.showAction)
+	act.POST("/:token", s.useAction)
 	pages := e.Group("", pageHeaders, s.identify)
 	pages.GET("/", s.home)
 	pages.GET("/approve/:sid/:eid", s.showApprovePage)

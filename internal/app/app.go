@@ -28,6 +28,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy/upstream"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
+	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
@@ -52,6 +53,8 @@ type App struct {
 	stopBus context.CancelFunc
 	// upstreams are the upstream MCP servers' processes and connections (nil: none).
 	upstreams *upstream.Pool
+	// notify plans and sends notifications (its dispatcher runs while serving).
+	notify *notify.Service
 }
 
 // New opens the database, applies migrations and builds the handlers.
@@ -170,6 +173,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
 		InputTimeout: cfg.MCPInputTimeout, Log: log, Rules: ruleBook,
 	})
+	notifier, err := newNotifier(ctx, cfg, st, core, secret, log)
+	if err != nil {
+		stopBus()
+		st.Close()
+		return nil, err
+	}
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
 		Ping:            func(r *http.Request) error { return health(r, st, pg) },
@@ -188,8 +197,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Audit:           audit.New(st, access),
 		Tokens:          tokens.New(st, nil),
 		OIDC:            signIn,
+		Notify:          notifier,
 	})
-	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
+	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus,
+		upstreams: pool, notify: notifier}, nil
 }
 
 // health is /healthz's check: the database answers and, on Postgres, the LISTEN
@@ -258,6 +269,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	go a.sweep(ctx)
 	go a.Elicit.RunLeases(ctx)
+	go a.notify.Run(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
