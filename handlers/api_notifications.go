@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"context"
+
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -8,6 +10,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
+	"github.com/gatehouse-dev/gatehouse/views"
 )
 
 // notifyService returns the notifications use case, or a 404 when this server has none.
@@ -75,4 +78,21 @@ func (s *Server) listDeliveries(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"notifications": out})
+}
+
+// deliveryRows is the Notifications panel of the given prompts (none without notify).
+func (s *Server) deliveryRows(ctx context.Context, eids ...string) ([]views.DeliveryRow, error) {
+	if s.notify == nil || len(eids) == 0 {
+		return nil, nil
+	}
+	ds, err := s.notify.Deliveries(ctx, eids...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.DeliveryRow, len(ds))
+	for i, d := range ds {
+		out[i] = views.DeliveryRow{ElicitationID: d.ElicitationID, Person: d.Person, Channel: d.Channel, Kind: d.Kind,
+			State: d.State, Attempts: d.Attempts, LastError: d.LastError, DeliveredAt: d.DeliveredAt, NextAttempt: d.NextAttemptAt}
+	}
+	return out, nil
 }
