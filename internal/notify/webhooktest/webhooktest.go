@@ -326,6 +326,14 @@ func (r *Receiver) WaitCount(t testing.TB, n int, timeout time.Duration) []Deliv
 	return r.Deliveries()
 }
 
+// WaitAttempts waits up to timeout until at least n verified requests carried
+// webhook-id id (failed ones included): a retry test waits for the dispatcher's
+// retries with it.
+func (r *Receiver) WaitAttempts(t testing.TB, id string, n int, timeout time.Duration) {
+	t.Helper()
+	r.wait(t, timeout, fmt.Sprintf("%d attempts of %q", n, id), func() bool { return r.attempts[id] >= n })
+}
+
 // WaitRejection waits up to timeout for a request that failed verification.
 func (r *Receiver) WaitRejection(t testing.TB, timeout time.Duration) Rejection {
 	t.Helper()
