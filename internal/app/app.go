@@ -269,6 +269,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	go a.sweep(ctx)
 	go a.Elicit.RunLeases(ctx)
+	if a.Config.PublicURL == "" {
+		// Links in notifications need an absolute base; without --public-url the
+		// address this server listens on is the best guess.
+		base := "http://" + ln.Addr().String()
+		a.notify.SetPublicURL(base)
+		a.Log.Warn("no --public-url: links in notifications point at the listen address; set --public-url to the address people reach Gatehouse at",
+			"url", base)
+	}
 	go a.notify.Run(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

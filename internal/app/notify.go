@@ -7,6 +7,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
+	"github.com/gatehouse-dev/gatehouse/internal/notify/ntfy"
+	"github.com/gatehouse-dev/gatehouse/internal/notify/webhook"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -14,13 +16,8 @@ import (
 // newNotifier builds the notifications use case with every channel this server can
 // send on, and has the core nudge it whenever a prompt is parked or decided.
 func newNotifier(ctx context.Context, cfg *config.Config, st *store.Store, core *elicit.Service, secret string, log *slog.Logger) (*notify.Service, error) {
-	base := cfg.PublicURL
-	if base == "" {
-		base = "http://" + cfg.Addr
-		log.Warn("no --public-url: links in notifications point at the listen address; set --public-url to the address people reach Gatehouse at", "url", base)
-	}
 	o := notify.Options{
-		PublicURL: base, AllowPrivate: cfg.NotifyAllowPrivate, SendTimeout: cfg.NotifySendTimeout,
+		PublicURL: cfg.PublicURL, AllowPrivate: cfg.NotifyAllowPrivate, SendTimeout: cfg.NotifySendTimeout,
 		RetryBase: cfg.NotifyRetryBase, RetryMax: cfg.NotifyRetryMax, Attempts: cfg.NotifyAttempts,
 		LinkTTL: cfg.ActionLinkTTL, Secret: []byte(secret), SlackOn: cfg.SlackBotToken != "", Log: log,
 		AgentName: func(ctx context.Context, id string) string {
@@ -30,7 +27,8 @@ func newNotifier(ctx context.Context, cfg *config.Config, st *store.Store, core 
 			return ""
 		},
 	}
-	var channels []notify.Channel
+	client := notify.HTTPClient(cfg.NotifyAllowPrivate, cfg.NotifySendTimeout)
+	channels := []notify.Channel{webhook.New(client), ntfy.New(client)}
 	n := notify.New(st, core, o, channels...)
 	core.OnOpened(func(*models.Elicitation) { n.Kick() })
 	core.OnResolved(func(*models.Elicitation) { n.Kick() })

@@ -109,3 +109,7 @@ func New(st Store, r Resolver, o Options, channels ...Channel) *Service {
 	}
 	return s
 }
+
+// SetPublicURL sets the base of links in messages when it is only known once the
+// server listens (no --public-url). Call it before Run.
+func (s *Service) SetPublicURL(base string) { s.o.PublicURL = base }
