@@ -8,7 +8,9 @@ import (
 
 // Stand-ins until the Web Push store lands (delete at merge).
 
-func (s *Store) InsertPushSubscription(ctx context.Context, p *models.PushSubscription) error { return nil }
+func (s *Store) InsertPushSubscription(ctx context.Context, p *models.PushSubscription) error {
+	return nil
+}
 func (s *Store) ListPushSubscriptions(ctx context.Context, user string) ([]models.PushSubscription, error) {
 	return nil, nil
 }
