@@ -246,3 +246,72 @@ func TestNtfyApproveReachesParkedHook(t *testing.T) {
 		}
 	})
 }
+
+// Two replicas on one Postgres database both plan and send; each notification still
+// goes out once (FOR UPDATE SKIP LOCKED gives every prompt and delivery to one of them).
+func TestOneSenderAcrossTwoReplicas(t *testing.T) {
+	db := testserver.PostgresDB(t)
+	url := db.NewURL(t)
+	flags := []string{"--auth", "header", "--notify-allow-private", "--notify-retry-base", "200ms"}
+	a, b := testserver.Start(t, url, flags...), testserver.Start(t, url, flags...)
+	alice := a.Client("alice@example.com")
+	recv := webhooktest.New(t, "")
+	putSettings(t, alice, map[string]any{"webhook": map[string]any{"url": recv.URL, "secret": recv.Secret}})
+	sid := alice.CreateSession(t, alice.CreateAgent(t), "", "two replicas")
+	const n = 40
+	var parked []*testserver.Parked
+	for i := range n {
+		c := alice
+		if i%2 == 1 {
+			c = b.Client("alice@example.com")
+		}
+		p := c.ParkAsync("/v1/sessions/"+sid+"/hooks/permission-request",
+			testserver.ClaudeBody("Bash", map[string]any{"command": "echo " + string(rune('a'+i%26)) + time.Now().String()}))
+		parked = append(parked, p)
+	}
+	defer func() {
+		for _, p := range parked {
+			p.Cancel()
+		}
+	}()
+	ds := recv.WaitCount(t, n, 30*time.Second)
+	seen := map[string]bool{}
+	for _, d := range ds {
+		if recv.Count(d.ID) != 1 || recv.Attempts(d.ID) != 1 {
+			t.Fatalf("delivery %s: accepted %d times in %d attempts", d.ID, recv.Count(d.ID), recv.Attempts(d.ID))
+		}
+		if seen[d.Data.ElicitationID] {
+			t.Fatalf("prompt %s announced twice", d.Data.ElicitationID)
+		}
+		seen[d.Data.ElicitationID] = true
+	}
+	if recv.TotalAttempts() != n {
+		t.Fatalf("%d sends for %d notifications", recv.TotalAttempts(), n)
+	}
+}
+
+func TestReminderBeforeExpiry(t *testing.T) {
+	db := testserver.Databases(t)[0]
+	srv := startNotifying(t, db, "--elicitation-timeout", "60s")
+	alice := srv.Client("alice@example.com")
+	sid := alice.CreateSession(t, alice.CreateAgent(t), "", "remind me")
+	recv := webhooktest.New(t, "")
+	// Remind 58 s before a 60 s wait ends: about 2 s after the announcement.
+	putSettings(t, alice, map[string]any{"reminder_seconds": 58, "webhook": map[string]any{"url": recv.URL, "secret": recv.Secret}})
+	parked, eid, _ := alice.ParkClaude(t, sid, sid, "Bash", map[string]any{"command": "ls"})
+	defer parked.Cancel()
+	ds := recv.WaitCount(t, 2, wait)
+	if ds[0].Data.ElicitationID != eid || ds[1].Data.ElicitationID != eid || ds[0].ID == ds[1].ID {
+		t.Fatalf("want the announcement and a reminder of %s: %+v", eid, ds)
+	}
+	if gap := ds[1].SignedAt.Sub(ds[0].SignedAt); gap < time.Second {
+		t.Fatalf("the reminder came %s after the announcement; want about 2 s", gap)
+	}
+	waitDeliveries(t, alice, sid, eid, func(ds []map[string]any) bool {
+		kinds := map[string]string{}
+		for _, d := range ds {
+			kinds[d["kind"].(string)] = d["state"].(string)
+		}
+		return len(ds) == 2 && kinds["created"] == "delivered" && kinds["reminder"] == "delivered"
+	})
+}

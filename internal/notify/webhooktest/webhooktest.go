@@ -370,3 +370,15 @@ func (r *Receiver) wait(t testing.TB, timeout time.Duration, what string, done f
 		}
 	}
 }
+
+// TotalAttempts counts every verified request so far, accepted or failed on purpose,
+// including one still held by a Hang fault.
+func (r *Receiver) TotalAttempts() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, a := range r.attempts {
+		n += a
+	}
+	return n
+}
