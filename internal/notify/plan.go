@@ -15,36 +15,55 @@ const planBatch = 100
 func (s *Service) planAll(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := s.store.PlanOutbox(ctx, planBatch, func(e *models.Elicitation, have []models.Notification) (store.OutboxPlan, error) {
-			return s.plan(ctx, e, have)
-		})
+		rows, err := s.store.Unplanned(ctx, planBatch)
+		if err != nil || len(rows) == 0 {
+			return total, err
+		}
+		announce := map[string]store.OutboxPlan{}
+		var decided []models.Elicitation
+		for i := range rows {
+			if rows[i].Status != models.StatusPending {
+				decided = append(decided, rows[i])
+				continue
+			}
+			p, err := s.announce(ctx, &rows[i])
+			if err != nil {
+				return total, err
+			}
+			announce[rows[i].ID] = p
+		}
+		n, err := s.store.ApplyOutboxPlans(ctx, announce, decided, s.followUp)
 		total += n
-		if err != nil || n < planBatch {
+		if err != nil || len(rows) < planBatch || n == 0 {
 			return total, err
 		}
 	}
 }
 
-// plan decides one prompt's deliveries. A pending prompt not yet announced gets a
-// "created" delivery per person, channel and device, timed by the person's delay and
-// quiet hours, and a reminder before it expires if they asked for one. A decided
-// prompt gets a "resolved" follow-up wherever its announcement was (or may still be)
-// delivered; a prompt decided before anyone was told gets nothing.
-func (s *Service) plan(ctx context.Context, e *models.Elicitation, have []models.Notification) (store.OutboxPlan, error) {
+// followUp plans a decided prompt: a "resolved" follow-up wherever its announcement
+// was (or may still be) delivered, so every channel that showed the question shows
+// the answer; announcements and reminders nobody has tried yet are skipped. A prompt
+// decided before anyone was told gets nothing.
+func (s *Service) followUp(e *models.Elicitation, have []models.Notification) store.OutboxPlan {
 	now := s.o.Now()
-	if e.Status != models.StatusPending {
-		p := store.OutboxPlan{Stage: models.NotifiedAll, SkipWhy: "answered before it was sent"}
-		for _, n := range have {
-			switch {
-			case n.Kind == KindCreated && (n.State == models.DeliveryDelivered || n.State == models.DeliveryPending && n.Attempts > 0):
-				p.Add = append(p.Add, models.Notification{ElicitationID: e.ID, User: n.User, Channel: n.Channel,
-					Target: n.Target, Kind: KindResolved, State: models.DeliveryPending, DueAt: now, CreatedAt: now})
-			case n.State == models.DeliveryPending && n.Attempts == 0:
-				p.Skip = append(p.Skip, n.ID) // never tried: nobody has seen it
-			}
+	p := store.OutboxPlan{Stage: models.NotifiedAll, SkipWhy: "answered before it was sent"}
+	for _, n := range have {
+		switch {
+		case n.Kind == KindCreated && (n.State == models.DeliveryDelivered || n.State == models.DeliveryPending && n.Attempts > 0):
+			p.Add = append(p.Add, models.Notification{ElicitationID: e.ID, User: n.User, Channel: n.Channel,
+				Target: n.Target, Kind: KindResolved, State: models.DeliveryPending, DueAt: now, CreatedAt: now})
+		case n.State == models.DeliveryPending && n.Attempts == 0:
+			p.Skip = append(p.Skip, n.ID) // never tried: nobody has seen it
 		}
-		return p, nil
 	}
+	return p
+}
+
+// announce plans a pending prompt's "created" deliveries: one per person with edit
+// access, channel and device, timed by the person's delay and quiet hours, and a
+// reminder before it expires if they asked for one.
+func (s *Service) announce(ctx context.Context, e *models.Elicitation) (store.OutboxPlan, error) {
+	now := s.o.Now()
 	p := store.OutboxPlan{Stage: models.NotifiedCreated}
 	sess, err := s.store.GetSession(ctx, e.SessionID)
 	if err != nil {

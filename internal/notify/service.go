@@ -13,7 +13,9 @@ import (
 
 // Store is the persistence notifications need (internal/store implements it).
 type Store interface {
-	PlanOutbox(ctx context.Context, limit int, plan func(e *models.Elicitation, have []models.Notification) (store.OutboxPlan, error)) (int, error)
+	Unplanned(ctx context.Context, limit int) ([]models.Elicitation, error)
+	ApplyOutboxPlans(ctx context.Context, announce map[string]store.OutboxPlan, decided []models.Elicitation,
+		followUp func(e *models.Elicitation, have []models.Notification) store.OutboxPlan) (int, error)
 	ClaimDeliveries(ctx context.Context, now, claimUntil time.Time, limit int) ([]models.Notification, error)
 	FinishDeliveries(ctx context.Context, at time.Time, results []store.DeliveryResult) error
 	NotificationsOf(ctx context.Context, eid string) ([]models.Notification, error)

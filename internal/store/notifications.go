@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -36,7 +35,7 @@ func (s *Store) EditorsOf(ctx context.Context, rootID string) ([]string, error) 
 }
 
 // OutboxPlan is what planning one prompt decided: the deliveries to add, the stage the
-// prompt reaches, and the pending deliveries to skip (with why).
+// prompt reaches, and the pending, never-tried deliveries to skip (with why).
 type OutboxPlan struct {
 	Add     []models.Notification
 	Stage   int
@@ -44,53 +43,77 @@ type OutboxPlan struct {
 	SkipWhy string
 }
 
-// PlanOutbox plans the notifications of up to limit prompts whose notified stage is
-// behind (pending prompts not yet announced; decided prompts not yet followed up),
-// oldest first. plan is called per prompt with the deliveries it already has; what it
-// returns is written in the same transaction that moves the prompt's stage, so a
-// prompt is planned once even with replicas racing (Postgres: the rows are locked FOR
-// UPDATE SKIP LOCKED, so each replica plans different prompts). It returns how many
-// prompts it planned.
-func (s *Store) PlanOutbox(ctx context.Context, limit int, plan func(e *models.Elicitation, have []models.Notification) (OutboxPlan, error)) (int, error) {
+// Unplanned lists up to limit prompts whose notifications are behind their stage:
+// pending prompts not yet announced, decided prompts not yet followed up; oldest first.
+// It only reads: ApplyOutboxPlans decides who plans each one.
+func (s *Store) Unplanned(ctx context.Context, limit int) ([]models.Elicitation, error) {
+	var rows []models.Elicitation
+	err := s.ctx(ctx).Where("notified < ?", models.NotifiedAll).
+		Where(s.ctx(ctx).Where("status = ? AND notified = ?", models.StatusPending, models.NotifiedNone).Or("status <> ?", models.StatusPending)).
+		Order("created_at").Limit(limit).Find(&rows).Error
+	return rows, err
+}
+
+// ApplyOutboxPlans records plans in one short transaction. announce maps pending
+// prompts to their "created" plans, computed beforehand (reading people's settings
+// takes queries that must not run while rows are locked); each is written only if
+// its prompt is still pending and unplanned. For each decided prompt in decided,
+// followUp plans from the deliveries it has, read inside the transaction so what is
+// in flight is seen as it is. Every prompt's stage moves by compare-and-set, so
+// replicas racing over the same prompt plan it once, without holding locks for long.
+// It returns how many prompts this call planned.
+func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]OutboxPlan, decided []models.Elicitation,
+	followUp func(e *models.Elicitation, have []models.Notification) OutboxPlan) (int, error) {
 	n := 0
 	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
 		n = 0
-		q := tx.Where("notified < ?", models.NotifiedAll).
-			Where(tx.Where("status = ? AND notified = ?", models.StatusPending, models.NotifiedNone).Or("status <> ?", models.StatusPending)).
-			Order("created_at").Limit(limit)
-		if s.dialect == Postgres {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
-		}
-		var rows []models.Elicitation
-		if err := q.Find(&rows).Error; err != nil {
-			return err
-		}
-		for i := range rows {
-			var have []models.Notification
-			if rows[i].Notified > models.NotifiedNone {
-				if err := tx.Where("elicitation_id = ?", rows[i].ID).Order("id").Find(&have).Error; err != nil {
-					return err
-				}
-			}
-			p, err := plan(&rows[i], have)
-			if err != nil {
-				return err
-			}
+		apply := func(p OutboxPlan) error {
 			if len(p.Add) > 0 {
 				if err := tx.CreateInBatches(p.Add, 200).Error; err != nil {
 					return err
 				}
 			}
 			if len(p.Skip) > 0 {
-				if err := tx.Model(&models.Notification{}).Where("id IN ? AND state = ?", p.Skip, models.DeliveryPending).
-					Updates(map[string]any{"state": models.DeliverySkipped, "last_error": p.SkipWhy}).Error; err != nil {
+				// Only deliveries no sender has claimed: a claimed one is in flight,
+				// and its sender sees the decision itself.
+				return tx.Model(&models.Notification{}).Where("id IN ? AND state = ? AND attempts = 0", p.Skip, models.DeliveryPending).
+					Updates(map[string]any{"state": models.DeliverySkipped, "last_error": p.SkipWhy}).Error
+			}
+			return nil
+		}
+		for id, p := range announce {
+			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status = ?",
+				models.NotifiedCreated, id, models.NotifiedNone, models.StatusPending)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 1 {
+				n++
+				if err := apply(p); err != nil {
 					return err
 				}
 			}
-			if err := tx.Model(&models.Elicitation{}).Where("id = ?", rows[i].ID).Update("notified", p.Stage).Error; err != nil {
-				return err
+		}
+		for i := range decided {
+			e := &decided[i]
+			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status <> ?",
+				models.NotifiedAll, e.ID, e.Notified, models.StatusPending)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected != 1 {
+				continue
 			}
 			n++
+			var have []models.Notification
+			if e.Notified > models.NotifiedNone {
+				if err := tx.Where("elicitation_id = ?", e.ID).Order("id").Find(&have).Error; err != nil {
+					return err
+				}
+			}
+			if err := apply(followUp(e, have)); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
