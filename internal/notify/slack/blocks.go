@@ -101,15 +101,13 @@ func requestBlocks(m *notify.Message) []slackapi.Block {
 		blocks = append(blocks, slackapi.NewContextBlock("", mrkdwn("*Reminder:* this request is still waiting for an answer.")))
 	}
 	if strings.TrimSpace(p.Detail) != "" {
-		note := ""
-		if p.Cut {
-			note = "\n_Shortened: the full request is in Gatehouse._"
-		}
+		const note = "\n_Shortened: the full request is in Gatehouse._"
 		body, cut := fit(p.Detail, maxSectionText-len("```\n\n```")-len(note), escapeCode)
-		if cut && note == "" {
-			note = "\n_Shortened: the full request is in Gatehouse._"
+		text := "```\n" + body + "\n```"
+		if cut || p.Cut {
+			text += note
 		}
-		blocks = append(blocks, slackapi.NewSectionBlock(mrkdwn("```\n"+body+"\n```"+note), nil, nil))
+		blocks = append(blocks, slackapi.NewSectionBlock(mrkdwn(text), nil, nil))
 	}
 	var fields []*slackapi.TextBlockObject
 	for _, f := range []struct{ label, value string }{
@@ -126,25 +124,25 @@ func requestBlocks(m *notify.Message) []slackapi.Block {
 	if len(fields) > 0 {
 		blocks = append(blocks, slackapi.NewSectionBlock(nil, fields, nil))
 	}
-	if ctx := contextLine(p); ctx != "" {
-		blocks = append(blocks, slackapi.NewContextBlock("", mrkdwn(ctx)))
+	if els := contextElements(p); len(els) > 0 {
+		blocks = append(blocks, slackapi.NewContextBlock("", els...))
 	}
 	return blocks
 }
 
-// contextLine says who asks and until when. The expiry uses Slack's date token, which
-// shows the time in the reader's own time zone (the fallback is UTC).
-func contextLine(p notify.Summary) string {
-	var parts []string
-	if p.Vendor != "" {
-		v, _ := fit(strings.Join(strings.Fields(p.Vendor), " "), 100, escapeText)
-		parts = append(parts, v)
+// contextElements say who asks (plain text: the vendor name is not trusted either) and
+// until when. The expiry uses Slack's date token, which shows the time in the reader's
+// own time zone (the fallback is UTC).
+func contextElements(p notify.Summary) []slackapi.MixedElement {
+	var els []slackapi.MixedElement
+	if v := plain(p.Vendor, 100); v != "" {
+		els = append(els, plainText(v))
 	}
 	if !p.ExpiresAt.IsZero() {
-		parts = append(parts, fmt.Sprintf("Expires <!date^%d^{date_short_pretty} at {time}|%s>",
-			p.ExpiresAt.Unix(), p.ExpiresAt.UTC().Format(time.RFC1123)))
+		els = append(els, mrkdwn(fmt.Sprintf("Expires <!date^%d^{date_short_pretty} at {time}|%s>",
+			p.ExpiresAt.Unix(), p.ExpiresAt.UTC().Format(time.RFC1123))))
 	}
-	return strings.Join(parts, " · ")
+	return els
 }
 
 // decideBlock holds the buttons: Approve and Reject carry the single-use action tokens
