@@ -22,7 +22,8 @@ var ErrBadSignature = errors.New("slack: request signature does not verify")
 var ErrMalformed = errors.New("slack: malformed interaction payload")
 
 // Interactions verifies and reads the requests Slack sends to the interactivity URL
-// (--public-url + /v1/notify/slack/interactions) when someone clicks a button.
+// (--public-url + /v1/notify/slack/interactions) when someone clicks a button. Build it
+// with NewInteractions (it needs the Web API client).
 type Interactions struct {
 	// SigningSecret is the app's signing secret (--slack-signing-secret). The signature
 	// is the endpoint's only authentication.
@@ -114,7 +115,8 @@ func (in *Interactions) Read(ctx context.Context, r *http.Request) (*Click, erro
 
 // verify checks Slack's v0 signature: hex HMAC-SHA256 of "v0:<timestamp>:<body>" keyed
 // with the signing secret, with the timestamp within five minutes of now (slack-go
-// checks both, the comparison in constant time).
+// checks both, the comparison in constant time). A captured request replays within
+// those five minutes, which is harmless here: the token it carries is single-use.
 func (in *Interactions) verify(h http.Header, body []byte) error {
 	sv, err := slackapi.NewSecretsVerifier(h, in.SigningSecret)
 	if err != nil {
