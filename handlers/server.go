@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
+	notifyslack "github.com/gatehouse-dev/gatehouse/internal/notify/slack"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
@@ -71,6 +72,9 @@ type Deps struct {
 	OIDC *auth.OIDC
 	// Notify is notifications: settings, delivery status and action links.
 	Notify *notify.Service
+	// Slack reads Slack's signed button clicks; nil when Slack is not configured (the
+	// interactivity route then answers 404).
+	Slack *notifyslack.Interactions
 }
 
 // Server holds the handlers' dependencies.
@@ -95,6 +99,7 @@ type Server struct {
 	tokens    *tokens.Service
 	oidc      *auth.OIDC
 	notify    *notify.Service
+	slack     *notifyslack.Interactions
 }
 
 // New builds the Echo app with every route.
@@ -102,7 +107,7 @@ func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
-		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, notify: d.Notify}
+		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, notify: d.Notify, slack: d.Slack}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -134,6 +139,10 @@ func New(d Deps) *echo.Echo {
 	ref := newAPIReference(s.assets.CSS)
 	e.GET("/v1/openapi.json", ref.document)
 	e.GET("/api", ref.showPage, pageHeaders)
+
+	// Slack's interactivity URL: Slack calls it, so no identity — its signature is the
+	// authentication (outside the /v1 group, whose identify middleware would refuse it).
+	e.POST("/v1/notify/slack/interactions", s.slackInteraction, noStore)
 
 	v1 := e.Group("/v1", s.identify, noStore)
 	v1.POST("/agents", s.createAgent)

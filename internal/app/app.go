@@ -29,6 +29,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy/upstream"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
+	"github.com/gatehouse-dev/gatehouse/internal/notify/slack"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
@@ -198,6 +199,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Tokens:          tokens.New(st, nil),
 		OIDC:            signIn,
 		Notify:          notifier,
+		Slack:           slackInteractions(cfg),
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus,
 		upstreams: pool, notify: notifier}, nil
@@ -348,4 +350,12 @@ func (a *App) Close() error {
 		}
 	}
 	return a.Store.Close()
+}
+
+// slackInteractions reads Slack's button clicks; nil when Slack is not configured.
+func slackInteractions(cfg *config.Config) *slack.Interactions {
+	if cfg.SlackBotToken == "" {
+		return nil
+	}
+	return slack.NewInteractions(cfg.SlackSigningSecret, cfg.SlackBotToken, cfg.SlackAPIURL)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/ntfy"
+	"github.com/gatehouse-dev/gatehouse/internal/notify/slack"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/webhook"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -29,6 +30,9 @@ func newNotifier(ctx context.Context, cfg *config.Config, st *store.Store, core 
 	}
 	client := notify.HTTPClient(cfg.NotifyAllowPrivate, cfg.NotifySendTimeout)
 	channels := []notify.Channel{webhook.New(client), ntfy.New(client)}
+	if cfg.SlackBotToken != "" {
+		channels = append(channels, slack.New(cfg.SlackBotToken, cfg.SlackAPIURL))
+	}
 	n := notify.New(st, core, o, channels...)
 	core.OnOpened(func(*models.Elicitation) { n.Kick() })
 	core.OnResolved(func(*models.Elicitation) { n.Kick() })
