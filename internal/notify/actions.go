@@ -196,7 +196,7 @@ func (s *Service) checkAction(ctx context.Context, token, presenter string) (*li
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if presenter != "" && presenter != c.User {
+	if presenter != "" && !strings.EqualFold(presenter, c.User) {
 		return nil, nil, nil, errs.Forbidden("this link was sent to someone else")
 	}
 	e, err := s.store.GetElicitation(ctx, c.Elicitation)
