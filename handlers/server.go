@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
+	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
@@ -68,6 +69,9 @@ type Deps struct {
 	Tokens *tokens.Service
 	// OIDC signs people in with an OpenID Connect provider (--auth oidc); nil otherwise.
 	OIDC *auth.OIDC
+	// Notify is notifications: settings, Web Push devices, action links; nil: the
+	// notification routes answer 404.
+	Notify *notify.Service
 }
 
 // Server holds the handlers' dependencies.
@@ -91,6 +95,7 @@ type Server struct {
 	rules     *rules.Service
 	tokens    *tokens.Service
 	oidc      *auth.OIDC
+	notify    *notify.Service
 }
 
 // New builds the Echo app with every route.
@@ -98,7 +103,7 @@ func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
-		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC}
+		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, notify: d.Notify}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -169,9 +174,15 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/me/tokens", s.createToken)
 	v1.GET("/me/tokens", s.listTokens)
 	v1.DELETE("/me/tokens/:id", s.revokeToken)
+	v1.POST("/me/push-subscriptions", s.addPushSubscription)
+	v1.DELETE("/me/push-subscriptions/:id", s.removePushSubscription)
 
 	// Browser pages (§8): identity as for the API; errors render as pages.
 	e.GET("/static/*", s.serveStatic)
+	// The PWA: the service worker must be served from the root to control every page
+	// (its scope is "/"); the manifest names the app and its icons.
+	e.GET("/sw.js", s.serveServiceWorker)
+	e.GET("/manifest.webmanifest", s.serveManifest)
 	if s.oidc != nil { // --auth oidc: sign-in with the provider, sign-out
 		signin := e.Group("/auth", pageHeaders)
 		signin.GET("/signin", s.startSignIn)
@@ -198,6 +209,10 @@ func New(d Deps) *echo.Echo {
 	pages.GET("/settings/tokens", s.showTokensPage)
 	pages.POST("/settings/tokens", s.postTokensPage)
 	pages.POST("/settings/tokens/:id/revoke", s.postRevokeToken)
+	pages.GET("/settings/notifications", s.showNotificationsPage)
+	pages.POST("/settings/notifications", s.postNotificationsPage)
+	pages.POST("/settings/notifications/devices", s.postDevice)
+	pages.POST("/settings/notifications/devices/:id/remove", s.postRemoveDevice)
 	return e
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy/upstream"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
+	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
@@ -170,6 +171,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
 		InputTimeout: cfg.MCPInputTimeout, Log: log, Rules: ruleBook,
 	})
+	// Notifications (issue 12). PUSH BRANCH: minimal wiring for Web Push and the
+	// settings page; the lead's wiring (dispatcher, other channels) supersedes it.
+	pushCh, pushKeys, err := pushChannel(ctx, cfg, st, log)
+	if err != nil {
+		stopBus()
+		st.Close()
+		return nil, err
+	}
+	notifier := notify.New(st, notify.Options{PublicURL: cfg.PublicURL, AllowPrivate: cfg.NotifyAllowPrivate,
+		SendTimeout: cfg.NotifySendTimeout, RetryBase: cfg.NotifyRetryBase, RetryMax: cfg.NotifyRetryMax,
+		Attempts: cfg.NotifyAttempts, Secret: []byte(secret), VAPIDPublicKey: pushKeys.Public,
+		SlackOn: cfg.SlackBotToken != "", Log: log}, pushCh)
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
 		Ping:            func(r *http.Request) error { return health(r, st, pg) },
@@ -188,6 +201,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Audit:           audit.New(st, access),
 		Tokens:          tokens.New(st, nil),
 		OIDC:            signIn,
+		Notify:          notifier,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
 }
