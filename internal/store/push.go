@@ -21,7 +21,14 @@ func (s *Store) InsertPushSubscription(ctx context.Context, p *models.PushSubscr
 	if err != nil {
 		return fmt.Errorf("store push subscription: %w", err)
 	}
-	return s.w(ctx).Where("user_id = ? AND endpoint = ?", p.User, p.Endpoint).Take(p).Error
+	// Read into a fresh row: GORM would add p's own (new, maybe not stored) id to the
+	// condition.
+	var stored models.PushSubscription
+	if err := s.w(ctx).Where("user_id = ? AND endpoint = ?", p.User, p.Endpoint).Take(&stored).Error; err != nil {
+		return notFound(err)
+	}
+	*p = stored
+	return nil
 }
 
 // ListPushSubscriptions lists user's subscribed browsers, newest first.
