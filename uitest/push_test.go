@@ -3,6 +3,7 @@ package uitest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"io"
@@ -11,10 +12,13 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/serviceworker"
 	"github.com/chromedp/chromedp"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/push"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/pushtest"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
@@ -127,4 +131,84 @@ func TestPushNotifyThisDevice(t *testing.T) {
 		t.Fatalf("device name %q", name)
 	}
 	tb.screenshot("notifications-settings")
+
+	// A push reaches the worker (delivered through the DevTools protocol, standing in
+	// for the push service): it shows the question with Approve and Reject, tagged
+	// with the prompt's id; the outcome then replaces it under the same tag.
+	regID := workerRegistration(t, tb, srv.URL+"/")
+	msg := &notify.Message{Kind: notify.KindCreated, ApproveURL: srv.URL + "/approve/conv_1/elicit_1",
+		AcceptURL: srv.URL + "/act/accept-token", DeclineURL: srv.URL + "/act/decline-token",
+		Prompt: notify.Summary{ElicitationID: "elicit_1", Title: "Claude Code wants to run Bash", Detail: "rm -rf build", Answerable: true}}
+	deliver := func(m *notify.Message) {
+		t.Helper()
+		data, _ := json.Marshal(push.BuildPayload(m))
+		if _, err := chromedp.Call(ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
+			Origin: srv.URL, RegistrationID: regID, Data: string(data)}); err != nil {
+			t.Fatalf("deliver push: %v", err)
+		}
+	}
+	// shown waits (in the page, until the step timeout) for the one notification
+	// tagged elicit_1 to have wantBody, and describes it.
+	shown := func(wantBody string) string {
+		t.Helper()
+		return run(tb, chromedp.Evaluate[string](`(async () => {
+			const reg = await navigator.serviceWorker.ready;
+			for (;;) {
+				const ns = await reg.getNotifications({tag: "elicit_1"});
+				if (ns.length === 1 && ns[0].body === `+quote(wantBody)+`) {
+					const n = ns[0];
+					return JSON.stringify({title: n.title, body: n.body, tag: n.tag, count: ns.length,
+						actions: n.actions.map((a) => a.action + ":" + a.title), data: n.data});
+				}
+				await new Promise((resolve) => setTimeout(resolve, 20));
+			}
+		})()`, chromedp.EvalAwaitPromise))
+	}
+	deliver(msg)
+	got := shown("rm -rf build")
+	for _, want := range []string{`"title":"Claude Code wants to run Bash"`, `"tag":"elicit_1"`,
+		`"actions":["accept:Approve","decline:Reject"]`, `"url":"` + srv.URL + `/act/accept-token"`, `"url":"` + srv.URL + `/approve/conv_1/elicit_1"`} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("notification %s lacks %s", got, want)
+		}
+	}
+	msg.Kind, msg.AcceptURL, msg.DeclineURL = notify.KindResolved, "", ""
+	msg.Outcome = &notify.Outcome{Status: "resolved", Action: "accept", ResolvedBy: "bob@example.com", ResolvedVia: "inbox"}
+	deliver(msg)
+	got = shown("Approved by bob@example.com via inbox")
+	if !strings.Contains(got, `"actions":[]`) || !strings.Contains(got, `"count":1`) {
+		t.Fatalf("resolved notification %s: want it to replace the question, without buttons", got)
+	}
+}
+
+// workerRegistration returns the id of the service worker registration with scope,
+// from the DevTools ServiceWorker domain.
+func workerRegistration(t *testing.T, tb *tab, scope string) serviceworker.RegistrationID {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	found := make(chan serviceworker.RegistrationID, 1)
+	go func() {
+		for ev, err := range chromedp.Events(ctx, serviceworker.WorkerRegistrationUpdated) {
+			if err != nil {
+				return
+			}
+			for _, r := range ev.Registrations {
+				if r.ScopeURL == scope && !r.IsDeleted {
+					found <- r.RegistrationID
+					return
+				}
+			}
+		}
+	}()
+	if _, err := chromedp.Call(ctx, serviceworker.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("enable the ServiceWorker domain: %v", err)
+	}
+	select {
+	case id := <-found:
+		return id
+	case <-ctx.Done():
+		t.Fatalf("no service worker registration with scope %s", scope)
+		return ""
+	}
 }
