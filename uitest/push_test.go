@@ -142,6 +142,8 @@ func TestPushNotifyThisDevice(t *testing.T) {
 	deliver := func(m *notify.Message) {
 		t.Helper()
 		data, _ := json.Marshal(push.BuildPayload(m))
+		ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+		defer cancel()
 		if _, err := chromedp.Call(ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
 			Origin: srv.URL, RegistrationID: regID, Data: string(data)}); err != nil {
 			t.Fatalf("deliver push: %v", err)
