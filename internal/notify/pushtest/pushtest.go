@@ -59,14 +59,13 @@ type Service struct {
 	// done ends hung requests when the test ends, so the server can close.
 	done chan struct{}
 
-	mu        sync.Mutex
-	subs      map[string]*subscriber
-	vapidKey  string
-	faults    []int // queued answers for the next requests: a status, or hang
-	received  chan Received
-	rejected  chan string
-	requests  int
-	delivered int
+	mu       sync.Mutex
+	subs     map[string]*subscriber
+	vapidKey string
+	faults   []int // queued answers for the next requests: a status, or hang
+	received chan Received
+	rejected chan string
+	requests int
 }
 
 // hang is the fault that holds a request until the client gives up.
@@ -242,7 +241,7 @@ func (s *Service) check(r *http.Request, sub *subscriber, wantKey string) (Recei
 		return Received{}, http.StatusBadRequest, fmt.Errorf("TTL header %q is not a number of seconds", r.Header.Get("TTL"))
 	}
 	if topic := r.Header.Get("Topic"); len(topic) > 32 || strings.Trim(topic, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
-		return Received{}, http.StatusBadRequest, fmt.Errorf("Topic %q: want at most 32 base64url characters", topic)
+		return Received{}, http.StatusBadRequest, fmt.Errorf("topic header %q: want at most 32 base64url characters", topic)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 8192))
 	if err != nil {
@@ -266,7 +265,7 @@ func (s *Service) check(r *http.Request, sub *subscriber, wantKey string) (Recei
 func (s *Service) checkVAPID(header, wantKey string) (string, error) {
 	params, ok := strings.CutPrefix(header, "vapid ")
 	if !ok {
-		return "", fmt.Errorf("Authorization %q is not a vapid one", truncate(header))
+		return "", fmt.Errorf("authorization header %q is not a vapid one", truncate(header))
 	}
 	var token, key string
 	for part := range strings.SplitSeq(params, ",") {
