@@ -9,14 +9,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 )
 
-// notifyService is the notifications use case, or a 404 when the server runs without one.
-func (s *Server) notifyService() (*notify.Service, error) {
-	if s.notify == nil {
-		return nil, errs.NotFound("notifications are not enabled on this server")
-	}
-	return s.notify, nil
-}
-
 // addPushSubscription is POST /v1/me/push-subscriptions with a browser's
 // PushSubscription.toJSON(): 201 with the device (never its keys). Subscribing the same
 // endpoint again answers the device already stored.

@@ -41,6 +41,8 @@ func classify(err error) (int, string, string) {
 		return http.StatusUnauthorized, "unauthorized", err.Error()
 	case errors.Is(err, errs.ErrConflict):
 		return http.StatusConflict, "conflict", err.Error()
+	case errors.Is(err, errs.ErrGone):
+		return http.StatusGone, "gone", err.Error()
 	case errors.Is(err, errs.ErrUnavailable):
 		return http.StatusServiceUnavailable, "unavailable", "the database is unavailable; retry shortly"
 	case errors.Is(err, errs.ErrTooManyRequests):
@@ -123,6 +125,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 // isPage reports whether the request is for a browser page rather than the JSON API.
 func (s *Server) isPage(c echo.Context) bool {
 	p := c.Request().URL.Path
+	if strings.HasPrefix(p, "/act/") && wantsJSON(c) { // the service worker's action posts
+		return false
+	}
 	return !strings.HasPrefix(p, "/v1/") && p != "/healthz" && p != "/readyz" && p != "/metrics"
 }
 

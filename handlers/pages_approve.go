@@ -201,6 +201,9 @@ func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (
 			d.RuleOffer.Action = approvePath(sess.ID, eid) + "/rule"
 		}
 	}
+	if d.Deliveries, err = s.deliveryRows(ctx, row.ID); err != nil {
+		return d, nil, err
+	}
 	if onTimeout, ok := params.All["on_timeout"].(string); ok && row.IsPending() {
 		// A wait of its own: an ask rule's or a policy's.
 		d.OnTimeout = onTimeout

@@ -83,8 +83,9 @@ func (s *Server) postNotificationsPage(c echo.Context) error {
 		return err
 	}
 	in, err := settingsFromForm(c, stored)
+	var saved *notify.Settings
 	if err == nil {
-		_, err = svc.PutSettings(ctx, userOf(c), in)
+		saved, err = svc.PutSettings(ctx, userOf(c), in)
 	}
 	var inv *errs.InvalidInput
 	if errors.As(err, &inv) {
@@ -100,6 +101,17 @@ func (s *Server) postNotificationsPage(c echo.Context) error {
 		return err
 	}
 	s.log.Info("notification settings saved on page", "user", userOf(c))
+	if w := saved.Webhook; w != nil && w.Secret != "" && !isMasked(w.Secret) {
+		// The service made a signing secret and shows it in this answer only: so
+		// does the page (no redirect, which would lose it; the page is no-store).
+		d, err := s.notificationsData(c, svc, saved, saved)
+		if err != nil {
+			return err
+		}
+		d.NewWebhookSecret = w.Secret
+		d.Chrome.Flash = "Notification settings saved."
+		return s.render(c, http.StatusOK, views.Notifications(d))
+	}
 	s.setFlash(c, "Notification settings saved.")
 	return s.redirect(c, "/settings/notifications")
 }
@@ -121,9 +133,9 @@ func (s *Server) restoreTyped(c echo.Context, d *views.NotificationsPage) {
 }
 
 // settingsFromForm turns the form into a settings document. A secret left empty keeps
-// the stored one (stored holds it masked, which PutSettings takes as "unchanged");
-// "forget" clears it. With a value error it still returns the document so far, for
-// the form to show what was typed.
+// the stored one (stored holds it masked, which PutSettings takes as "unchanged").
+// With a value error it still returns the document so far, for the form to show what
+// was typed.
 func settingsFromForm(c echo.Context, stored *notify.Settings) (*notify.Settings, error) {
 	in := &notify.Settings{}
 	field := func(name string) string { return strings.TrimSpace(c.FormValue(name)) }
@@ -152,26 +164,26 @@ func settingsFromForm(c echo.Context, stored *notify.Settings) (*notify.Settings
 	}
 	if url := field("ntfy_url"); url != "" || checked("ntfy_enabled") {
 		in.Ntfy = &notify.NtfySettings{Enabled: enabled(checked("ntfy_enabled")), URL: url,
-			Token: keepSecret(field("ntfy_token"), checked("ntfy_token_clear"), ntfyToken(stored))}
+			Token: keepSecret(field("ntfy_token"), ntfyToken(stored))}
 	}
 	if url := field("webhook_url"); url != "" || checked("webhook_enabled") {
 		in.Webhook = &notify.WebhookSettings{Enabled: enabled(checked("webhook_enabled")), URL: url,
-			Secret: keepSecret(field("webhook_secret"), checked("webhook_secret_clear"), webhookSecret(stored))}
+			Secret: keepSecret(field("webhook_secret"), webhookSecret(stored))}
 	}
 	return in, firstErr
 }
 
-// keepSecret is the secret to send: what was typed, else nothing when asked to forget,
-// else the stored (masked) value.
-func keepSecret(typed string, forget bool, stored string) string {
-	switch {
-	case typed != "":
+// keepSecret is the secret to send: what was typed, else the stored (masked) value,
+// which the service takes as "unchanged".
+func keepSecret(typed, stored string) string {
+	if typed != "" {
 		return typed
-	case forget:
-		return ""
 	}
 	return stored
 }
+
+// isMasked reports whether a secret is the service's mask of a stored one ("whsec_…Ab12").
+func isMasked(secret string) bool { return strings.Contains(secret, "…") }
 
 func ntfyToken(s *notify.Settings) string {
 	if s.Ntfy == nil {

@@ -82,6 +82,16 @@ func (s *Server) sessionData(c echo.Context) (views.SessionPage, error) {
 			Message: messageOf(it.Row, it.Params, s.md), Session: crumb(&it.Session), Outcome: outcomeOf(&it.Row),
 		})
 	}
+	eids := make([]string, 0, len(ov.Pending)+len(ov.Recent))
+	for _, it := range ov.Pending {
+		eids = append(eids, it.Row.ID)
+	}
+	for _, it := range ov.Recent {
+		eids = append(eids, it.Row.ID)
+	}
+	if d.Deliveries, err = s.deliveryRows(ctx, eids...); err != nil {
+		return views.SessionPage{}, err
+	}
 	return d, nil
 }
 

@@ -33,7 +33,7 @@ func subscriptionJSON(sub notify.PushSubscription) map[string]any {
 func TestPushSubscriptionsAPI(t *testing.T) {
 	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
-		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--notify-allow-private", "true")
+		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--notify-allow-private")
 		svc := pushtest.NewService(t)
 		c, bob := srv.Client(alice), srv.Client("bob@example.com")
 		sub := svc.NewSubscription()
@@ -114,7 +114,7 @@ func TestPushToStoredSubscription(t *testing.T) {
 	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		u := db.NewURL(t)
-		srv := testserver.Start(t, u, "--auth", "header", "--notify-allow-private", "true")
+		srv := testserver.Start(t, u, "--auth", "header", "--notify-allow-private")
 		ctx := context.Background()
 		keys, err := push.EnsureKeys(ctx, srv.App.Store)
 		if err != nil {
@@ -126,7 +126,7 @@ func TestPushToStoredSubscription(t *testing.T) {
 			t.Fatalf("add: %d %s", r.Status, r.Body)
 		}
 		srv.Stop()
-		srv = testserver.Start(t, u, "--auth", "header", "--notify-allow-private", "true")
+		srv = testserver.Start(t, u, "--auth", "header", "--notify-allow-private")
 		again, err := push.EnsureKeys(ctx, srv.App.Store)
 		if err != nil || again != keys {
 			t.Fatalf("keys after restart: %+v %v, want %+v", again, err, keys)
@@ -229,7 +229,7 @@ func TestServiceWorkerAndManifest(t *testing.T) {
 func TestNotificationsPage(t *testing.T) {
 	t.Parallel()
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
-		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--notify-allow-private", "true")
+		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--notify-allow-private")
 		jar, _ := cookiejar.New(nil)
 		b := &tokenBrowser{t: t, base: srv.URL, hc: &http.Client{Jar: jar,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -271,7 +271,8 @@ func TestNotificationsPage(t *testing.T) {
 			val(`input[name="quiet_start"]`) != "22:00" || val(`input[name="quiet_zone"]`) != "Europe/Berlin" ||
 			val(`input[name="ntfy_url"]`) != "https://ntfy.sh/gatehouse-alice" ||
 			doc.Find(`input[name="ntfy_enabled"][checked]`).Length() != 1 || doc.Find(`input[name="push_enabled"][checked]`).Length() != 1 ||
-			doc.Find(`input[name="ntfy_token_clear"]`).Length() != 1 || doc.Find(`[data-testid="flash"]`).Length() != 1 {
+			!strings.HasPrefix(doc.Find(`input[name="ntfy_token"]`).AttrOr("placeholder", ""), "stored") ||
+			doc.Find(`[data-testid="flash"]`).Length() != 1 {
 			t.Fatalf("after save (secrets must not show): %d\n%s", status, html)
 		}
 
@@ -309,6 +310,20 @@ func TestNotificationsPage(t *testing.T) {
 					t.Fatalf("the typed value %q is not shown back: %q", c.value, v)
 				}
 			}
+		}
+
+		// A webhook saved without a secret gets one, shown on this answer only.
+		bob := newSettingsBrowser(t, srv.URL, "bob@example.com")
+		_, html = bob.do(http.MethodGet, "/settings/notifications", nil)
+		bobCSRF, _ := docOf(t, html).Find(`[data-testid="notifications-form"] input[name="csrf"]`).Attr("value")
+		status, html = bob.do(http.MethodPost, "/settings/notifications", url.Values{"csrf": {bobCSRF},
+			"webhook_enabled": {"true"}, "webhook_url": {"https://hooks.example.com/bob"}})
+		made := docOf(t, html).Find(`[data-testid="webhook-secret"]`).Text()
+		if status != http.StatusOK || !strings.HasPrefix(made, "whsec_") {
+			t.Fatalf("webhook without a secret: %d\n%s", status, html)
+		}
+		if _, html := bob.do(http.MethodGet, "/settings/notifications", nil); strings.Contains(html, made) {
+			t.Fatal("the generated secret shows again")
 		}
 
 		// The page's script posts the subscription as JSON with the CSRF token in a header.
@@ -354,4 +369,38 @@ func TestNotificationsPage(t *testing.T) {
 			t.Fatalf("device still listed:\n%s", html)
 		}
 	})
+}
+
+// settingsBrowser is one person's browser on the settings pages: a cookie jar, the
+// identity header a trusted proxy adds, and no redirects followed.
+type settingsBrowser struct {
+	t          *testing.T
+	base, user string
+	hc         *http.Client
+}
+
+func newSettingsBrowser(t *testing.T, base, user string) *settingsBrowser {
+	jar, _ := cookiejar.New(nil)
+	return &settingsBrowser{t: t, base: base, user: user, hc: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (b *settingsBrowser) do(method, path string, form url.Values) (int, string) {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, b.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("X-Forwarded-Email", b.user)
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		b.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
 }

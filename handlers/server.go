@@ -69,8 +69,8 @@ type Deps struct {
 	Tokens *tokens.Service
 	// OIDC signs people in with an OpenID Connect provider (--auth oidc); nil otherwise.
 	OIDC *auth.OIDC
-	// Notify is notifications: settings, Web Push devices, action links; nil: the
-	// notification routes answer 404.
+	// Notify is notifications: settings, delivery status, Web Push devices and action
+	// links.
 	Notify *notify.Service
 }
 
@@ -174,6 +174,9 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/me/tokens", s.createToken)
 	v1.GET("/me/tokens", s.listTokens)
 	v1.DELETE("/me/tokens/:id", s.revokeToken)
+	v1.GET("/me/notifications", s.getNotificationSettings)
+	v1.PUT("/me/notifications", s.putNotificationSettings)
+	v1.GET("/sessions/:sid/elicitations/:eid/notifications", s.listDeliveries)
 	v1.POST("/me/push-subscriptions", s.addPushSubscription)
 	v1.DELETE("/me/push-subscriptions/:id", s.removePushSubscription)
 
@@ -190,6 +193,10 @@ func New(d Deps) *echo.Echo {
 		signin.POST("/signout", s.signOut)
 		signin.GET("/signedout", s.showSignedOut)
 	}
+	// Action links from notifications: the signed token is the credential.
+	act := e.Group("/act", pageHeaders)
+	act.GET("/:token", s.showAction)
+	act.POST("/:token", s.useAction)
 	pages := e.Group("", pageHeaders, s.identify)
 	pages.GET("/", s.home)
 	pages.GET("/approve/:sid/:eid", s.showApprovePage)

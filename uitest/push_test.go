@@ -29,7 +29,7 @@ import (
 // active), subscribes with the server's VAPID key, and the server stores the
 // subscription and lists the device.
 func TestPushNotifyThisDevice(t *testing.T) {
-	srv := testserver.Start(t, "sqlite://"+t.TempDir()+"/gatehouse.db", "--notify-allow-private", "true")
+	srv := testserver.Start(t, "sqlite://"+t.TempDir()+"/gatehouse.db", "--notify-allow-private")
 	tb := newTab(t, srv)
 	pushSvc := pushtest.NewService(t)
 	sub := pushSvc.NewSubscription()

@@ -70,6 +70,8 @@ type ApprovePage struct {
 	// RuleOffer is the "approve and make a rule…" control; nil when the prompt has no
 	// tool a rule could name.
 	RuleOffer *RuleOffer
+	// Deliveries are the prompt's notifications and how they went.
+	Deliveries []DeliveryRow
 }
 
 // Session returns the crumb of the session that owns the prompt.
@@ -155,6 +157,8 @@ type SessionPage struct {
 	Tree      []TreeNode
 	Pending   []Card
 	Recent    []DecisionRow
+	// Deliveries are the notifications of the prompts listed.
+	Deliveries []DeliveryRow
 }
 
 // TreeNode is a session in the sub-agent tree.

@@ -61,6 +61,8 @@ func (o Outcome) ViaText() string {
 		return "the MCP client"
 	case "rule":
 		return "Gatehouse rule " + o.RuleID
+	case "push", "ntfy", "slack", "webhook":
+		return channelLabel(o.Via)
 	}
 	return o.Via
 }

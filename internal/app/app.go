@@ -53,6 +53,8 @@ type App struct {
 	stopBus context.CancelFunc
 	// upstreams are the upstream MCP servers' processes and connections (nil: none).
 	upstreams *upstream.Pool
+	// notify plans and sends notifications (its dispatcher runs while serving).
+	notify *notify.Service
 }
 
 // New opens the database, applies migrations and builds the handlers.
@@ -171,18 +173,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
 		InputTimeout: cfg.MCPInputTimeout, Log: log, Rules: ruleBook,
 	})
-	// Notifications (issue 12). PUSH BRANCH: minimal wiring for Web Push and the
-	// settings page; the lead's wiring (dispatcher, other channels) supersedes it.
-	pushCh, pushKeys, err := pushChannel(ctx, cfg, st, log)
+	notifier, err := newNotifier(ctx, cfg, st, core, secret, log)
 	if err != nil {
 		stopBus()
 		st.Close()
 		return nil, err
 	}
-	notifier := notify.New(st, notify.Options{PublicURL: cfg.PublicURL, AllowPrivate: cfg.NotifyAllowPrivate,
-		SendTimeout: cfg.NotifySendTimeout, RetryBase: cfg.NotifyRetryBase, RetryMax: cfg.NotifyRetryMax,
-		Attempts: cfg.NotifyAttempts, Secret: []byte(secret), VAPIDPublicKey: pushKeys.Public,
-		SlackOn: cfg.SlackBotToken != "", Log: log}, pushCh)
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
 		Ping:            func(r *http.Request) error { return health(r, st, pg) },
@@ -203,7 +199,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		OIDC:            signIn,
 		Notify:          notifier,
 	})
-	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, upstreams: pool}, nil
+	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus,
+		upstreams: pool, notify: notifier}, nil
 }
 
 // health is /healthz's check: the database answers and, on Postgres, the LISTEN
@@ -272,6 +269,15 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	go a.sweep(ctx)
 	go a.Elicit.RunLeases(ctx)
+	if a.Config.PublicURL == "" {
+		// Links in notifications need an absolute base; without --public-url the
+		// address this server listens on is the best guess.
+		base := "http://" + ln.Addr().String()
+		a.notify.SetPublicURL(base)
+		a.Log.Warn("no --public-url: links in notifications point at the listen address; set --public-url to the address people reach Gatehouse at",
+			"url", base)
+	}
+	go a.notify.Run(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

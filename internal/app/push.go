@@ -3,11 +3,11 @@ package app
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
-	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/push"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 )
@@ -15,13 +15,13 @@ import (
 // pushChannel builds the Web Push channel with the server's VAPID keys, generated on
 // the first start and kept in the database (every replica and restart must sign with
 // the key browsers subscribed with).
-func pushChannel(ctx context.Context, cfg *config.Config, st *store.Store, log *slog.Logger) (*push.Channel, push.Keys, error) {
+func pushChannel(ctx context.Context, cfg *config.Config, st *store.Store, client *http.Client, log *slog.Logger) (*push.Channel, push.Keys, error) {
 	keys, err := push.EnsureKeys(ctx, st)
 	if err != nil {
 		return nil, push.Keys{}, err
 	}
 	log.Debug("web push ready", "vapid_public_key", keys.Public)
-	return push.New(keys, pushSubscriber(cfg.PublicURL), notify.HTTPClient(cfg.NotifyAllowPrivate, cfg.NotifySendTimeout)), keys, nil
+	return push.New(keys, pushSubscriber(cfg.PublicURL), client), keys, nil
 }
 
 // pushSubscriber is the contact push services see in the VAPID token: the public URL

@@ -126,7 +126,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		if v := getenv(s.env); v != "" {
 			def = v
 		}
-		vals[s.flag] = fs.String(s.flag, def, s.usage+" (env "+s.env+")")
+		v := &stringFlag{s: def, isBool: s.def == "false"}
+		fs.Var(v, s.flag, s.usage+" (env "+s.env+")")
+		vals[s.flag] = &v.s
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -175,6 +177,18 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	return c, nil
 }
+
+// stringFlag is a flag kept as text (parsed after all flags are read, so every setting
+// is validated the same way whether it came from a flag or the environment). A
+// boolean setting may be given bare (--notify-allow-private) like any Go bool flag.
+type stringFlag struct {
+	s      string
+	isBool bool
+}
+
+func (f *stringFlag) String() string     { return f.s }
+func (f *stringFlag) Set(v string) error { f.s = v; return nil }
+func (f *stringFlag) IsBoolFlag() bool   { return f.isBool }
 
 // list splits a comma list, dropping blanks.
 func list(s string) []string {

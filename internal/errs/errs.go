@@ -21,6 +21,9 @@ var (
 	ErrUnavailable = errors.New("database unavailable")
 	// ErrTooManyRequests is a per-person limit reached (429), e.g. open streams.
 	ErrTooManyRequests = errors.New("too many requests")
+	// ErrGone is something that existed and no longer works (410), e.g. an expired
+	// action link.
+	ErrGone = errors.New("gone")
 )
 
 // Unavailable wraps cause, a driver or network error, so that errors.Is matches both
@@ -41,6 +44,11 @@ func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.c
 // TooManyRequests wraps ErrTooManyRequests with a message a client may see.
 func TooManyRequests(format string, a ...any) error {
 	return &Error{Kind: ErrTooManyRequests, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Gone wraps ErrGone with a message a client may see.
+func Gone(format string, a ...any) error {
+	return &Error{Kind: ErrGone, Msg: fmt.Sprintf(format, a...)}
 }
 
 // NotFound wraps ErrNotFound with a message a client may see.

@@ -143,7 +143,7 @@ func (s *Settings) check(allowPrivate bool) error {
 		if err := checkURL("webhook.url", w.URL, allowPrivate); err != nil {
 			return err
 		}
-		if w.Secret != "" {
+		if w.Secret != "" && !strings.Contains(w.Secret, maskMark) {
 			if err := checkWebhookSecret(w.Secret); err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/notify/pushtest"
 )
 
-const wait = 10 * time.Second
+const wait = 20 * time.Second
 
 func newKeys(t *testing.T) push.Keys {
 	t.Helper()

@@ -1,0 +1,41 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/notify"
+	"github.com/gatehouse-dev/gatehouse/internal/notify/ntfy"
+	"github.com/gatehouse-dev/gatehouse/internal/notify/webhook"
+	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// newNotifier builds the notifications use case with every channel this server can
+// send on, and has the core nudge it whenever a prompt is parked or decided.
+func newNotifier(ctx context.Context, cfg *config.Config, st *store.Store, core *elicit.Service, secret string, log *slog.Logger) (*notify.Service, error) {
+	o := notify.Options{
+		PublicURL: cfg.PublicURL, AllowPrivate: cfg.NotifyAllowPrivate, SendTimeout: cfg.NotifySendTimeout,
+		RetryBase: cfg.NotifyRetryBase, RetryMax: cfg.NotifyRetryMax, Attempts: cfg.NotifyAttempts,
+		LinkTTL: cfg.ActionLinkTTL, Secret: []byte(secret), SlackOn: cfg.SlackBotToken != "", Log: log,
+		AgentName: func(ctx context.Context, id string) string {
+			if a, err := st.GetAgent(ctx, id); err == nil {
+				return a.Name
+			}
+			return ""
+		},
+	}
+	client := notify.HTTPClient(cfg.NotifyAllowPrivate, cfg.NotifySendTimeout)
+	pushCh, pushKeys, err := pushChannel(ctx, cfg, st, client, log)
+	if err != nil {
+		return nil, err
+	}
+	o.VAPIDPublicKey = pushKeys.Public
+	channels := []notify.Channel{webhook.New(client), ntfy.New(client), pushCh}
+	n := notify.New(st, core, o, channels...)
+	core.OnOpened(func(*models.Elicitation) { n.Kick() })
+	core.OnResolved(func(*models.Elicitation) { n.Kick() })
+	return n, nil
+}

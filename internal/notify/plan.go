@@ -1,0 +1,141 @@
+package notify
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// planBatch bounds the prompts one planning transaction takes.
+const planBatch = 100
+
+// planAll plans every prompt behind its stage; it returns how many it planned.
+func (s *Service) planAll(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := s.store.PlanOutbox(ctx, planBatch, func(e *models.Elicitation, have []models.Notification) (store.OutboxPlan, error) {
+			return s.plan(ctx, e, have)
+		})
+		total += n
+		if err != nil || n < planBatch {
+			return total, err
+		}
+	}
+}
+
+// plan decides one prompt's deliveries. A pending prompt not yet announced gets a
+// "created" delivery per person, channel and device, timed by the person's delay and
+// quiet hours, and a reminder before it expires if they asked for one. A decided
+// prompt gets a "resolved" follow-up wherever its announcement was (or may still be)
+// delivered; a prompt decided before anyone was told gets nothing.
+func (s *Service) plan(ctx context.Context, e *models.Elicitation, have []models.Notification) (store.OutboxPlan, error) {
+	now := s.o.Now()
+	if e.Status != models.StatusPending {
+		p := store.OutboxPlan{Stage: models.NotifiedAll, SkipWhy: "answered before it was sent"}
+		for _, n := range have {
+			switch {
+			case n.Kind == KindCreated && (n.State == models.DeliveryDelivered || n.State == models.DeliveryPending && n.Attempts > 0):
+				p.Add = append(p.Add, models.Notification{ElicitationID: e.ID, User: n.User, Channel: n.Channel,
+					Target: n.Target, Kind: KindResolved, State: models.DeliveryPending, DueAt: now, CreatedAt: now})
+			case n.State == models.DeliveryPending && n.Attempts == 0:
+				p.Skip = append(p.Skip, n.ID) // never tried: nobody has seen it
+			}
+		}
+		return p, nil
+	}
+	p := store.OutboxPlan{Stage: models.NotifiedCreated}
+	sess, err := s.store.GetSession(ctx, e.SessionID)
+	if err != nil {
+		return p, err
+	}
+	people, err := s.store.EditorsOf(ctx, sess.RootID)
+	if err != nil {
+		return p, err
+	}
+	for _, user := range people {
+		st, err := s.stored(ctx, user)
+		if err != nil {
+			return p, err
+		}
+		targets, err := s.targetsOf(ctx, user, st)
+		if err != nil {
+			return p, err
+		}
+		if len(targets) == 0 {
+			continue
+		}
+		due := st.QuietHours.after(e.CreatedAt.Add(time.Duration(st.DelaySeconds) * time.Second))
+		var remind time.Time
+		if st.ReminderSeconds > 0 {
+			r := e.ExpiresAt.Add(-time.Duration(st.ReminderSeconds) * time.Second)
+			if r = st.QuietHours.after(r); r.After(due) && r.Before(e.ExpiresAt) {
+				remind = r
+			}
+		}
+		for _, t := range targets {
+			n := models.Notification{ElicitationID: e.ID, User: user, Channel: t.channel, Target: t.target,
+				Kind: KindCreated, State: models.DeliveryPending, DueAt: due, CreatedAt: now}
+			p.Add = append(p.Add, n)
+			if !remind.IsZero() {
+				n.Kind, n.DueAt = KindReminder, remind
+				p.Add = append(p.Add, n)
+			}
+		}
+	}
+	return p, nil
+}
+
+type target struct{ channel, target string }
+
+// targetsOf lists where a person's notifications go: each channel that is on in
+// their settings and configured here, and for Web Push each subscribed device.
+func (s *Service) targetsOf(ctx context.Context, user string, st *Settings) ([]target, error) {
+	var out []target
+	if st.PushOn() && s.channels[ChannelPush] != nil {
+		subs, err := s.store.ListPushSubscriptions(ctx, user)
+		if err != nil {
+			return nil, err
+		}
+		for _, sub := range subs {
+			out = append(out, target{ChannelPush, sub.ID})
+		}
+	}
+	for _, c := range []struct {
+		on   bool
+		name string
+	}{{st.NtfyOn(), ChannelNtfy}, {st.SlackOn(), ChannelSlack}, {st.WebhookOn(), ChannelWebhook}} {
+		if c.on && s.channels[c.name] != nil {
+			out = append(out, target{c.name, ""})
+		}
+	}
+	return out, nil
+}
+
+// after returns t, or the end of the quiet hours t falls in (nil q: t).
+func (q *QuietHours) after(t time.Time) time.Time {
+	if q == nil {
+		return t
+	}
+	loc, err := time.LoadLocation(q.TimeZone)
+	if err != nil {
+		return t
+	}
+	start, err1 := clockOf(q.Start)
+	end, err2 := clockOf(q.End)
+	if err1 != nil || err2 != nil {
+		return t
+	}
+	lt := t.In(loc)
+	m := lt.Hour()*60 + lt.Minute()
+	inside := start < end && m >= start && m < end || start > end && (m >= start || m < end)
+	if !inside {
+		return t
+	}
+	day := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, loc)
+	if start > end && m >= start { // before midnight: the window ends tomorrow
+		day = day.AddDate(0, 0, 1)
+	}
+	return day.Add(time.Duration(end) * time.Minute).UTC()
+}

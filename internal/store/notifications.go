@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// GetSettingsDoc returns a person's notification settings document (nil when none).
+func (s *Store) GetSettingsDoc(ctx context.Context, user string) ([]byte, error) {
+	var docs []string
+	err := s.ctx(ctx).Raw("SELECT doc FROM notification_settings WHERE user_id = ?", user).Scan(&docs).Error
+	if err != nil || len(docs) == 0 {
+		return nil, err
+	}
+	return []byte(docs[0]), nil
+}
+
+// PutSettingsDoc stores a person's notification settings document.
+func (s *Store) PutSettingsDoc(ctx context.Context, user string, doc []byte, at time.Time) error {
+	return s.w(ctx).Exec(`INSERT INTO notification_settings (user_id, doc, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (user_id) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at`, user, string(doc), at.UTC()).Error
+}
+
+// EditorsOf lists the people holding edit access or more on root session rootID (the
+// public grant is nobody in particular, so it is not among them).
+func (s *Store) EditorsOf(ctx context.Context, rootID string) ([]string, error) {
+	var users []string
+	err := s.ctx(ctx).Model(&models.Permission{}).Where("session_id = ? AND level >= ? AND user_id <> ?", rootID, 2, PublicUser).
+		Order("user_id").Pluck("user_id", &users).Error
+	return users, err
+}
+
+// OutboxPlan is what planning one prompt decided: the deliveries to add, the stage the
+// prompt reaches, and the pending deliveries to skip (with why).
+type OutboxPlan struct {
+	Add     []models.Notification
+	Stage   int
+	Skip    []int64
+	SkipWhy string
+}
+
+// PlanOutbox plans the notifications of up to limit prompts whose notified stage is
+// behind (pending prompts not yet announced; decided prompts not yet followed up),
+// oldest first. plan is called per prompt with the deliveries it already has; what it
+// returns is written in the same transaction that moves the prompt's stage, so a
+// prompt is planned once even with replicas racing (Postgres: the rows are locked FOR
+// UPDATE SKIP LOCKED, so each replica plans different prompts). It returns how many
+// prompts it planned.
+func (s *Store) PlanOutbox(ctx context.Context, limit int, plan func(e *models.Elicitation, have []models.Notification) (OutboxPlan, error)) (int, error) {
+	n := 0
+	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
+		n = 0
+		q := tx.Where("notified < ?", models.NotifiedAll).
+			Where(tx.Where("status = ? AND notified = ?", models.StatusPending, models.NotifiedNone).Or("status <> ?", models.StatusPending)).
+			Order("created_at").Limit(limit)
+		if s.dialect == Postgres {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
+		}
+		var rows []models.Elicitation
+		if err := q.Find(&rows).Error; err != nil {
+			return err
+		}
+		for i := range rows {
+			var have []models.Notification
+			if rows[i].Notified > models.NotifiedNone {
+				if err := tx.Where("elicitation_id = ?", rows[i].ID).Order("id").Find(&have).Error; err != nil {
+					return err
+				}
+			}
+			p, err := plan(&rows[i], have)
+			if err != nil {
+				return err
+			}
+			if len(p.Add) > 0 {
+				if err := tx.CreateInBatches(p.Add, 200).Error; err != nil {
+					return err
+				}
+			}
+			if len(p.Skip) > 0 {
+				if err := tx.Model(&models.Notification{}).Where("id IN ? AND state = ?", p.Skip, models.DeliveryPending).
+					Updates(map[string]any{"state": models.DeliverySkipped, "last_error": p.SkipWhy}).Error; err != nil {
+					return err
+				}
+			}
+			if err := tx.Model(&models.Elicitation{}).Where("id = ?", rows[i].ID).Update("notified", p.Stage).Error; err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// ClaimDeliveries takes up to limit due pending deliveries for sending, oldest due
+// first: it counts the attempt and moves due_at to claimUntil, so a sender that dies
+// mid-send leaves a claim that lapses and another sender (on any replica) takes the
+// delivery then. On Postgres FOR UPDATE SKIP LOCKED gives each delivery to one sender.
+func (s *Store) ClaimDeliveries(ctx context.Context, now, claimUntil time.Time, limit int) ([]models.Notification, error) {
+	sub := `SELECT id FROM notifications WHERE state = ? AND due_at <= ? ORDER BY due_at LIMIT ?`
+	if s.dialect == Postgres {
+		sub += ` FOR UPDATE SKIP LOCKED`
+	}
+	var rows []models.Notification
+	err := s.w(ctx).Raw(`UPDATE notifications SET due_at = ?, attempts = attempts + 1 WHERE id IN (`+sub+`) RETURNING *`,
+		claimUntil.UTC(), models.DeliveryPending, now.UTC(), limit).Scan(&rows).Error
+	return rows, err
+}
+
+// DeliveryResult is how one claimed delivery ended, or when it is tried next.
+type DeliveryResult struct {
+	ID    int64
+	State string
+	// Ref is what the channel returned (delivered only).
+	Ref string
+	// Error explains a failure, a retry or a skip.
+	Error string
+	// RetryAt is when a pending (retried) delivery is due again.
+	RetryAt time.Time
+	// Requeue gives the claim's attempt back: the delivery was put off, not tried.
+	Requeue bool
+}
+
+// FinishDeliveries records results in one transaction. A delivery no longer pending
+// (a planner skipped it meanwhile) keeps its state unless it was in fact delivered.
+func (s *Store) FinishDeliveries(ctx context.Context, at time.Time, results []DeliveryResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	at = at.UTC()
+	return s.w(ctx).Transaction(func(tx *gorm.DB) error {
+		var plain []int64 // delivered without a ref: one statement for all
+		for _, r := range results {
+			var err error
+			switch {
+			case r.State == models.DeliveryDelivered && r.Ref == "":
+				plain = append(plain, r.ID)
+			case r.State == models.DeliveryDelivered:
+				err = tx.Exec("UPDATE notifications SET state = ?, delivered_at = ?, ref = ?, last_error = '' WHERE id = ?",
+					r.State, at, r.Ref, r.ID).Error
+			case r.State == models.DeliveryPending:
+				back := 0
+				if r.Requeue {
+					back = 1
+				}
+				err = tx.Exec("UPDATE notifications SET due_at = ?, last_error = ?, attempts = attempts - ? WHERE id = ? AND state = ?",
+					r.RetryAt.UTC(), r.Error, back, r.ID, models.DeliveryPending).Error
+			default:
+				err = tx.Exec("UPDATE notifications SET state = ?, last_error = ? WHERE id = ? AND state = ?",
+					r.State, r.Error, r.ID, models.DeliveryPending).Error
+			}
+			if err != nil {
+				return err
+			}
+		}
+		for len(plain) > 0 {
+			k := min(len(plain), 500)
+			if err := tx.Exec("UPDATE notifications SET state = ?, delivered_at = ?, last_error = '' WHERE id IN ?",
+				models.DeliveryDelivered, at, plain[:k]).Error; err != nil {
+				return err
+			}
+			plain = plain[k:]
+		}
+		return nil
+	})
+}
+
+// NotificationsOf lists a prompt's deliveries in the order they were planned.
+func (s *Store) NotificationsOf(ctx context.Context, eid string) ([]models.Notification, error) {
+	var rows []models.Notification
+	return rows, s.ctx(ctx).Where("elicitation_id = ?", eid).Order("id").Find(&rows).Error
+}
+
+// NotificationsOfMany lists the deliveries of several prompts, by prompt then plan order.
+func (s *Store) NotificationsOfMany(ctx context.Context, eids []string) ([]models.Notification, error) {
+	var rows []models.Notification
+	if len(eids) == 0 {
+		return rows, nil
+	}
+	return rows, s.ctx(ctx).Where("elicitation_id IN ?", eids).Order("elicitation_id, id").Find(&rows).Error
+}
+
+// ElicitationsByID loads prompts by id (missing ones are left out).
+func (s *Store) ElicitationsByID(ctx context.Context, ids []string) ([]models.Elicitation, error) {
+	var rows []models.Elicitation
+	if len(ids) == 0 {
+		return rows, nil
+	}
+	return rows, s.ctx(ctx).Where("id IN ?", ids).Find(&rows).Error
+}
+
+// SpendActionNonce records an action link's nonce as used; false when it already was.
+// Spent nonces are kept until their link would have expired anyway.
+func (s *Store) SpendActionNonce(ctx context.Context, nonce string, expires time.Time) (bool, error) {
+	res := s.w(ctx).Exec("INSERT INTO action_tokens_used (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING",
+		nonce, expires.UTC())
+	return res.RowsAffected == 1, res.Error
+}
+
+// PruneActionNonces forgets spent nonces whose links have expired.
+func (s *Store) PruneActionNonces(ctx context.Context, now time.Time) error {
+	return s.w(ctx).Exec("DELETE FROM action_tokens_used WHERE expires_at < ?", now.UTC()).Error
+}
