@@ -70,7 +70,8 @@ type Deps struct {
 	Tokens *tokens.Service
 	// OIDC signs people in with an OpenID Connect provider (--auth oidc); nil otherwise.
 	OIDC *auth.OIDC
-	// Notify is notifications: settings, delivery status and action links.
+	// Notify is notifications: settings, delivery status, Web Push devices and action
+	// links.
 	Notify *notify.Service
 	// Slack reads Slack's signed button clicks; nil when Slack is not configured (the
 	// interactivity route then answers 404).
@@ -185,9 +186,15 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/me/notifications", s.getNotificationSettings)
 	v1.PUT("/me/notifications", s.putNotificationSettings)
 	v1.GET("/sessions/:sid/elicitations/:eid/notifications", s.listDeliveries)
+	v1.POST("/me/push-subscriptions", s.addPushSubscription)
+	v1.DELETE("/me/push-subscriptions/:id", s.removePushSubscription)
 
 	// Browser pages (§8): identity as for the API; errors render as pages.
 	e.GET("/static/*", s.serveStatic)
+	// The PWA: the service worker must be served from the root to control every page
+	// (its scope is "/"); the manifest names the app and its icons.
+	e.GET("/sw.js", s.serveServiceWorker)
+	e.GET("/manifest.webmanifest", s.serveManifest)
 	if s.oidc != nil { // --auth oidc: sign-in with the provider, sign-out
 		signin := e.Group("/auth", pageHeaders)
 		signin.GET("/signin", s.startSignIn)
@@ -218,6 +225,10 @@ func New(d Deps) *echo.Echo {
 	pages.GET("/settings/tokens", s.showTokensPage)
 	pages.POST("/settings/tokens", s.postTokensPage)
 	pages.POST("/settings/tokens/:id/revoke", s.postRevokeToken)
+	pages.GET("/settings/notifications", s.showNotificationsPage)
+	pages.POST("/settings/notifications", s.postNotificationsPage)
+	pages.POST("/settings/notifications/devices", s.postDevice)
+	pages.POST("/settings/notifications/devices/:id/remove", s.postRemoveDevice)
 	return e
 }
 

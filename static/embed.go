@@ -12,6 +12,7 @@ import (
 // FS is the embedded asset tree, served under /static/.
 //
 //go:embed app.css app.js vendor/htmx-2.0.11.min.js vendor/htmx-ext-sse-2.2.4.min.js
+//go:embed sw.js manifest.webmanifest notify-device.js icons/*.png
 var FS embed.FS
 
 // Asset file names, relative to FS.
@@ -20,6 +21,12 @@ const (
 	JS   = "app.js"
 	HTMX = "vendor/htmx-2.0.11.min.js"
 	SSE  = "vendor/htmx-ext-sse-2.2.4.min.js"
+	// ServiceWorker and Manifest are served from the root (/sw.js,
+	// /manifest.webmanifest), not under /static/: see handlers/pwa.go.
+	ServiceWorker = "sw.js"
+	Manifest      = "manifest.webmanifest"
+	// NotifyDevice is the script of the "Notify this device" button.
+	NotifyDevice = "notify-device.js"
 )
 
 // URL returns the public path of an asset with a content fingerprint as its query, so

@@ -29,7 +29,12 @@ func newNotifier(ctx context.Context, cfg *config.Config, st *store.Store, core 
 		},
 	}
 	client := notify.HTTPClient(cfg.NotifyAllowPrivate, cfg.NotifySendTimeout)
-	channels := []notify.Channel{webhook.New(client), ntfy.New(client)}
+	pushCh, pushKeys, err := pushChannel(ctx, cfg, st, client, log)
+	if err != nil {
+		return nil, err
+	}
+	o.VAPIDPublicKey = pushKeys.Public
+	channels := []notify.Channel{webhook.New(client), ntfy.New(client), pushCh}
 	if cfg.SlackBotToken != "" {
 		channels = append(channels, slack.New(cfg.SlackBotToken, cfg.SlackAPIURL))
 	}

@@ -15,6 +15,8 @@ const (
 	AgentPrefix       = "agent_"
 	SessionPrefix     = "conv_"
 	ElicitationPrefix = "elicit_"
+	// PushSubscriptionPrefix names a browser subscribed to Web Push.
+	PushSubscriptionPrefix = "psub_"
 )
 
 // New returns prefix + 32 lower-case hex characters of crypto randomness.
