@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdh"
 	"encoding/base64"
+	"encoding/json"
 	"net/url"
 	"strings"
 
@@ -72,8 +73,27 @@ func (s *Service) AddPushSubscription(ctx context.Context, user string, in PushS
 	if err := s.store.InsertPushSubscription(ctx, row); err != nil {
 		return nil, err
 	}
+	if err := s.pushOnUnlessOff(ctx, user); err != nil {
+		return nil, err
+	}
 	d := deviceOf(row)
 	return &d, nil
+}
+
+// pushOnUnlessOff turns Web Push on for a person who subscribes a device and never
+// chose about push: asking to notify this device means they want it. A person who
+// switched push off keeps it off.
+func (s *Service) pushOnUnlessOff(ctx context.Context, user string) error {
+	st, err := s.stored(ctx, user)
+	if err != nil || st.Push != nil {
+		return err
+	}
+	st.Push = &PushSettings{}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return s.store.PutSettingsDoc(ctx, user, raw, s.o.Now())
 }
 
 // RemovePushSubscription unsubscribes user's device id; false when user has no such

@@ -54,6 +54,9 @@ func (s *Service) Run(ctx context.Context) {
 			if err := s.store.PruneActionNonces(ctx, now); err != nil && ctx.Err() == nil {
 				s.log.Error("notifications: prune spent action links", "err", err)
 			}
+			if err := s.store.PruneNotifications(ctx, now.Add(-keepDone)); err != nil && ctx.Err() == nil {
+				s.log.Error("notifications: prune finished deliveries", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():

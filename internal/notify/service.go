@@ -23,6 +23,7 @@ type Store interface {
 	ElicitationsByID(ctx context.Context, ids []string) ([]models.Elicitation, error)
 	SpendActionNonce(ctx context.Context, nonce string, expires time.Time) (bool, error)
 	PruneActionNonces(ctx context.Context, now time.Time) error
+	PruneNotifications(ctx context.Context, before time.Time) error
 	EditorsOf(ctx context.Context, rootID string) ([]string, error)
 	GetSession(ctx context.Context, id string) (*models.Session, error)
 	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)

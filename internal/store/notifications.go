@@ -229,3 +229,9 @@ func (s *Store) SpendActionNonce(ctx context.Context, nonce string, expires time
 func (s *Store) PruneActionNonces(ctx context.Context, now time.Time) error {
 	return s.w(ctx).Exec("DELETE FROM action_tokens_used WHERE expires_at < ?", now.UTC()).Error
 }
+
+// PruneNotifications deletes finished deliveries (delivered, failed, skipped) planned
+// before before; pending ones stay however old.
+func (s *Store) PruneNotifications(ctx context.Context, before time.Time) error {
+	return s.w(ctx).Exec("DELETE FROM notifications WHERE state <> ? AND created_at < ?", models.DeliveryPending, before.UTC()).Error
+}
