@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"gorm.io/gorm"
@@ -81,21 +82,34 @@ func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]Outbox
 			}
 			return nil
 		}
-		for id, p := range announce {
-			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status = ?",
-				models.NotifiedCreated, id, models.NotifiedNone, models.StatusPending)
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected == 1 {
-				n++
-				if err := apply(p); err != nil {
-					return err
-				}
-			}
+		// One order for every replica's planner (by prompt id), so two planners locking
+		// overlapping prompts cannot deadlock.
+		byID := make(map[string]*models.Elicitation, len(decided))
+		order := make([]string, 0, len(announce)+len(decided))
+		for id := range announce {
+			order = append(order, id)
 		}
 		for i := range decided {
-			e := &decided[i]
+			byID[decided[i].ID] = &decided[i]
+			order = append(order, decided[i].ID)
+		}
+		sort.Strings(order)
+		for _, id := range order {
+			if p, ok := announce[id]; ok {
+				res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status = ?",
+					models.NotifiedCreated, id, models.NotifiedNone, models.StatusPending)
+				if res.Error != nil {
+					return res.Error
+				}
+				if res.RowsAffected == 1 {
+					n++
+					if err := apply(p); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			e := byID[id]
 			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status <> ?",
 				models.NotifiedAll, e.ID, e.Notified, models.StatusPending)
 			if res.Error != nil {
