@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	"gorm.io/gorm"
@@ -55,83 +54,83 @@ func (s *Store) Unplanned(ctx context.Context, limit int) ([]models.Elicitation,
 	return rows, err
 }
 
-// ApplyOutboxPlans records plans in one short transaction. announce maps pending
-// prompts to their "created" plans, computed beforehand (reading people's settings
-// takes queries that must not run while rows are locked); each is written only if
-// its prompt is still pending and unplanned. For each decided prompt in decided,
-// followUp plans from the deliveries it has, read inside the transaction so what is
-// in flight is seen as it is. Every prompt's stage moves by compare-and-set, so
-// replicas racing over the same prompt plan it once, without holding locks for long.
-// It returns how many prompts this call planned.
+// ApplyOutboxPlans records plans, one short transaction per prompt. announce maps
+// pending prompts to their "created" plans, computed beforehand (reading people's
+// settings takes queries that must not run while a prompt row is locked); each is
+// written only if its prompt is still pending and unplanned. For each decided prompt
+// in decided, followUp plans from the deliveries it has, read inside the transaction so
+// what is in flight is seen as it is. A prompt's stage moves by compare-and-set, so
+// replicas racing over one prompt plan it once; and a transaction locks one prompt row
+// only, so the planner can never be part of a deadlock with the other writers that
+// lock several (lease renewal, event logging). It returns how many prompts this call
+// planned.
 func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]OutboxPlan, decided []models.Elicitation,
 	followUp func(e *models.Elicitation, have []models.Notification) OutboxPlan) (int, error) {
 	n := 0
-	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
-		n = 0
-		apply := func(p OutboxPlan) error {
-			if len(p.Add) > 0 {
-				if err := tx.CreateInBatches(p.Add, 200).Error; err != nil {
-					return err
-				}
-			}
-			if len(p.Skip) > 0 {
-				// Only deliveries no sender has claimed: a claimed one is in flight,
-				// and its sender sees the decision itself.
-				return tx.Model(&models.Notification{}).Where("id IN ? AND state = ? AND attempts = 0", p.Skip, models.DeliveryPending).
-					Updates(map[string]any{"state": models.DeliverySkipped, "last_error": p.SkipWhy}).Error
-			}
-			return nil
+	for id, p := range announce {
+		won, err := s.planOne(ctx, func(tx *gorm.DB) (bool, *OutboxPlan, error) {
+			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status = ?",
+				models.NotifiedCreated, id, models.NotifiedNone, models.StatusPending)
+			return res.RowsAffected == 1, &p, res.Error
+		})
+		if err != nil {
+			return n, err
 		}
-		// One order for every replica's planner (by prompt id), so two planners locking
-		// overlapping prompts cannot deadlock.
-		byID := make(map[string]*models.Elicitation, len(decided))
-		order := make([]string, 0, len(announce)+len(decided))
-		for id := range announce {
-			order = append(order, id)
+		if won {
+			n++
 		}
-		for i := range decided {
-			byID[decided[i].ID] = &decided[i]
-			order = append(order, decided[i].ID)
-		}
-		sort.Strings(order)
-		for _, id := range order {
-			if p, ok := announce[id]; ok {
-				res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status = ?",
-					models.NotifiedCreated, id, models.NotifiedNone, models.StatusPending)
-				if res.Error != nil {
-					return res.Error
-				}
-				if res.RowsAffected == 1 {
-					n++
-					if err := apply(p); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			e := byID[id]
+	}
+	for i := range decided {
+		e := &decided[i]
+		won, err := s.planOne(ctx, func(tx *gorm.DB) (bool, *OutboxPlan, error) {
 			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status <> ?",
 				models.NotifiedAll, e.ID, e.Notified, models.StatusPending)
-			if res.Error != nil {
-				return res.Error
+			if res.Error != nil || res.RowsAffected != 1 {
+				return false, nil, res.Error
 			}
-			if res.RowsAffected != 1 {
-				continue
-			}
-			n++
 			var have []models.Notification
 			if e.Notified > models.NotifiedNone {
 				if err := tx.Where("elicitation_id = ?", e.ID).Order("id").Find(&have).Error; err != nil {
-					return err
+					return false, nil, err
 				}
 			}
-			if err := apply(followUp(e, have)); err != nil {
+			p := followUp(e, have)
+			return true, &p, nil
+		})
+		if err != nil {
+			return n, err
+		}
+		if won {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// planOne runs one prompt's compare-and-set and, when it wins, writes the plan, in one
+// transaction.
+func (s *Store) planOne(ctx context.Context, claim func(tx *gorm.DB) (bool, *OutboxPlan, error)) (bool, error) {
+	won := false
+	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
+		ok, p, err := claim(tx)
+		if err != nil || !ok {
+			return err
+		}
+		won = true
+		if len(p.Add) > 0 {
+			if err := tx.CreateInBatches(p.Add, 200).Error; err != nil {
 				return err
 			}
 		}
+		if len(p.Skip) > 0 {
+			// Only deliveries no sender has claimed: a claimed one is in flight, and
+			// its sender sees the decision itself.
+			return tx.Model(&models.Notification{}).Where("id IN ? AND state = ? AND attempts = 0", p.Skip, models.DeliveryPending).
+				Updates(map[string]any{"state": models.DeliverySkipped, "last_error": p.SkipWhy}).Error
+		}
 		return nil
 	})
-	return n, err
+	return won && err == nil, err
 }
 
 // ClaimDeliveries takes up to limit due pending deliveries for sending, oldest due
