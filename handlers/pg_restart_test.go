@@ -329,7 +329,15 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	// reach them on A (A's listener is back), and a stream resumed from before the
 	// restart sees them.
 	resumed := ca.OpenStream(t, "/v1/sessions/"+sid+"/stream?last_event_id="+lastID)
-	resumed.WaitHeartbeat(t)
+	// The resume replays what was logged after lastID before its first heartbeat — the
+	// verdict committed at the stop, once the repair sweep has logged it — so those
+	// frames count too (WaitHeartbeat would skip them).
+	seen := map[string]bool{}
+	for f := resumed.Next(t, 10*time.Second); f.Event != "session.heartbeat"; f = resumed.Next(t, 10*time.Second) {
+		if f.Event == "response.elicitation_resolved" {
+			seen[f.Map(t)["elicitation_id"].(string)] = true
+		}
+	}
 	actions := []string{"accept", "decline", "accept"}
 	for i, eid := range parkedIDs {
 		if i == 0 && committedAtStop {
@@ -353,7 +361,6 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 			t.Fatalf("hook %s parked across the restart answered %d %s, want %s", eid, r.Status, r.Body, answer[actions[i]])
 		}
 	}
-	seen := map[string]bool{}
 	wait := 10 * time.Second
 	if committedAtStop {
 		// Its resolved event could not be logged as the database stopped: the repair
@@ -361,7 +368,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		// loaded machine some seconds later.
 		wait = 45 * time.Second
 	}
-	for range parkedIDs {
+	for len(seen) < len(parkedIDs) {
 		f := resumed.WaitFor(t, "response.elicitation_resolved", wait)
 		seen[f.Map(t)["elicitation_id"].(string)] = true
 	}
