@@ -14,7 +14,7 @@ import (
 // noiseBound is the largest notifications-on/off ratio of the park and resolve p50s
 // still counted as "unchanged (within noise)" (issue 12). On the 2-CPU machine this
 // was written on, the off measurement repeated a few seconds later on the same server
-// moved by 0.84–1.42× at p50 across runs (p99 far more), so a tighter bound would
+// moved by 0.71–1.42× at p50 across runs (p99 far more), so a tighter bound would
 // flag noise, and even this one is not always above it; each run prints its own
 // off/off spread so a reader can tell a miss from a noisy machine.
 const noiseBound = 1.25 // see the note notifyLatency prints
@@ -110,7 +110,7 @@ func notifyLatency(t *table, db string, hc *http.Client, base, sid string, n int
 		"recording and sending overlap the measured paths), on settled (%d samples; verdict once the announcement is recorded delivered, "+
 		"next park once the follow-up is), off again. \"off\" is both off runs pooled. The second off run measured resolve p50 %s "+
 		"(%.2f× the first) and park p50 %s (%.2f×): this run's noise. \"Within noise\" is taken as a p50 ratio ≤ %.2f×, because "+
-		"repeated off runs on the 2-CPU machine this was written on moved by 0.84–1.42× at p50 (p99 far more); "+
+		"repeated off runs on the 2-CPU machine this was written on moved by 0.71–1.42× at p50 (p99 far more); "+
 		"a miss with an off/off spread as large as the ratio is the machine, not notifications.",
 		n, sn, fmtDur(a50), fr(a50, f50), fmtDur(ap50), fr(ap50, fp50), noiseBound))
 }
