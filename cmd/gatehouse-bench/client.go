@@ -41,6 +41,16 @@ func postJSON(ctx context.Context, hc *http.Client, url string, body any) (int, 
 	return resp.StatusCode, b, err
 }
 
+func getJSON(hc *http.Client, url string) (int, []byte, error) {
+	resp, err := hc.Get(url)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
 func getOK(ctx context.Context, hc *http.Client, url string) error {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	resp, err := hc.Do(req)

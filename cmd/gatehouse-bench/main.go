@@ -38,6 +38,7 @@ func main() {
 	subs := flag.Int("subscribers", 2000, "stream subscribers on one session")
 	dur := flag.Duration("duration", 3*time.Second, "length of each throughput run")
 	exportRows := flag.Int("audit-rows", 1000000, "rows in the audit export measurement (0: skip it)")
+	dispatchN := flag.Int("notify-prompts", 2000, "prompts in the notification dispatcher throughput measurement (0: skip it)")
 	flag.Parse()
 
 	self, _ := os.Executable()
@@ -80,6 +81,16 @@ func main() {
 		}
 		runOne(t, db, *bin, url, hc, refP50, refP99, refCap, *iters, *parked, *subs, *dur)
 		cleanup()
+		if *dispatchN > 0 {
+			// A database and server of their own: thousands of pending prompts would
+			// upset the other measurements.
+			if url, cleanup, err = freshDB(db, *pgAdmin); err != nil {
+				t.note(db, "dispatcher throughput: "+err.Error())
+			} else {
+				runDispatcher(t, db, *bin, url, *dispatchN)
+				cleanup()
+			}
+		}
 		if *exportRows > 0 {
 			// A database of its own and a fresh server, so the peak RSS is the export's.
 			if url, cleanup, err = freshDB(db, *pgAdmin); err != nil {
@@ -107,7 +118,9 @@ func freshDB(db, pgAdmin string) (string, func(), error) {
 }
 
 func runOne(t *table, db, bin, url string, hc0 interface{}, refP50, refP99 time.Duration, refCap capacityResult, iters, parked, subs int, dur time.Duration) {
-	srv, err := startProc(bin, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json"},
+	// --notify-allow-private lets the notifications-on latency run post to the bench's
+	// loopback receiver; nothing is notified until a person configures a channel.
+	srv, err := startProc(bin, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json", "--notify-allow-private"},
 		[]string{"GATEHOUSE_SESSION_SECRET=" + strings.Repeat("b", 32)})
 	if err != nil {
 		t.note(db, "server did not start: "+err.Error())
@@ -127,7 +140,7 @@ func runOne(t *table, db, bin, url string, hc0 interface{}, refP50, refP99 time.
 	}
 	t.row(db, "healthz round trip p50 (baseline)", fmtDur(percentile(hz, 50)), "—", "—", "—")
 
-	lat, err := gatehouseResolveLatency(hc, srv.URL, sid, iters)
+	lat, park, err := gatehouseResolveLatency(hc, srv.URL, sid, iters, nil)
 	if err != nil {
 		t.note(db, "resolve latency: "+err.Error())
 	} else {
@@ -138,6 +151,8 @@ func runOne(t *table, db, bin, url string, hc0 interface{}, refP50, refP99 time.
 		}
 		t.row(db, "resolve → hook answered p50", fmtDur(p50), "ref "+fmtDur(refP50), ratio(p50, refP50), fmt.Sprintf("≤ %.0f×", lim50))
 		t.row(db, "resolve → hook answered p99", fmtDur(p99), "ref "+fmtDur(refP99), ratio(p99, refP99), fmt.Sprintf("≤ %.0f×", lim99))
+		// Right after, on the same server and session: the same with notifications on.
+		notifyLatency(t, db, hc, srv.URL, sid, iters, lat, park)
 	}
 
 	hzRate, err1 := throughput(16, dur, func() error { return getOK(bgctx(), hc, srv.URL+"/healthz") })

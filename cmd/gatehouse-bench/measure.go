@@ -71,22 +71,26 @@ func benchID() string {
 }
 
 // gatehouseResolveLatency parks a hook, waits until its prompt is on the stream, then
-// times resolve → hook answered, n times.
-func gatehouseResolveLatency(hc *http.Client, base, sid string, n int) ([]time.Duration, error) {
+// times resolve → hook answered, n times. It also returns each park's latency (hook
+// posted → prompt on the stream). h (nil: none) runs outside both timings; the
+// notifications-on runs wait there for deliveries.
+func gatehouseResolveLatency(hc *http.Client, base, sid string, n int, h *latencyHooks) (resolve, park []time.Duration, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, err := openSSE(ctx, hc, base+"/v1/sessions/"+sid+"/stream")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer st.close()
 	if _, err := st.waitFor("session.heartbeat"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]time.Duration, 0, n)
+	park = make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		answered := make(chan error, 1)
 		var answerAt time.Time
+		parkAt := time.Now()
 		go func() {
 			code, body, err := postJSON(ctx, hc, base+"/v1/sessions/"+sid+"/hooks/permission-request", hookBody(""))
 			answerAt = time.Now()
@@ -97,23 +101,42 @@ func gatehouseResolveLatency(hc *http.Client, base, sid string, n int) ([]time.D
 		}()
 		data, err := st.waitFor("response.elicitation_request")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		park = append(park, time.Since(parkAt))
 		var ev struct {
 			ID string `json:"elicitation_id"`
 		}
 		json.Unmarshal([]byte(data), &ev)
+		if h != nil && h.BeforeResolve != nil {
+			if err := h.BeforeResolve(ev.ID); err != nil {
+				return nil, nil, err
+			}
+		}
 		t0 := time.Now()
 		code, _, err := postJSON(ctx, hc, base+"/v1/sessions/"+sid+"/elicitations/"+ev.ID+"/resolve", map[string]any{"action": "accept"})
 		if err != nil || code != http.StatusAccepted {
-			return nil, fmt.Errorf("resolve: %d %v", code, err)
+			return nil, nil, fmt.Errorf("resolve: %d %v", code, err)
 		}
 		if err := <-answered; err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, answerAt.Sub(t0))
+		if h != nil && h.AfterAnswer != nil {
+			if err := h.AfterAnswer(ev.ID); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
-	return out, nil
+	return out, park, nil
+}
+
+// latencyHooks run inside gatehouseResolveLatency's loop, outside its timings.
+type latencyHooks struct {
+	// BeforeResolve runs once the prompt is on the stream, before the verdict.
+	BeforeResolve func(eid string) error
+	// AfterAnswer runs once the hook answered, before the next park.
+	AfterAnswer func(eid string) error
 }
 
 // referenceResolveLatency does the same against the reference server.
