@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -119,8 +120,11 @@ func freshDB(db, pgAdmin string) (string, func(), error) {
 
 func runOne(t *table, db, bin, url string, hc0 interface{}, refP50, refP99 time.Duration, refCap capacityResult, iters, parked, subs int, dur time.Duration) {
 	// --notify-allow-private lets the notifications-on latency run post to the bench's
-	// loopback receiver; nothing is notified until a person configures a channel.
-	srv, err := startProc(bin, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json", "--notify-allow-private"},
+	// loopback receiver; nothing is notified until a person configures a channel. The
+	// fan-out measurement holds thousands of streams as one person, far past the
+	// per-person cap meant for people.
+	srv, err := startProc(bin, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json", "--notify-allow-private",
+		"--max-streams-per-user", strconv.Itoa(max(subs+64, 32))},
 		[]string{"GATEHOUSE_SESSION_SECRET=" + strings.Repeat("b", 32)})
 	if err != nil {
 		t.note(db, "server did not start: "+err.Error())
