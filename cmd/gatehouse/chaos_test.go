@@ -611,10 +611,15 @@ func (p *person) resolve(ctx context.Context, td todo, action string) {
 		p.mu.Unlock()
 		resp, x := p.run.tf.send(ctx, base, p.name, http.MethodPost,
 			"/v1/sessions/"+td.sid+"/elicitations/"+td.eid+"/resolve", body)
+		v := &verdictAttempt{person: p.name, action: action, reason: reason, eid: td.eid, sid: td.sid, x: x}
 		if ctx.Err() != nil {
+			// The run ended with this verdict on the wire: the server may have stored
+			// it, so it is recorded with its outcome unknown.
+			p.run.mu.Lock()
+			p.run.verdicts = append(p.run.verdicts, v)
+			p.run.mu.Unlock()
 			return
 		}
-		v := &verdictAttempt{person: p.name, action: action, reason: reason, eid: td.eid, sid: td.sid, x: x}
 		if x.err == nil && resp.Status < 500 {
 			var out struct {
 				Outcome    string `json:"outcome"`
