@@ -24,7 +24,7 @@ const (
 	// delayed and retried deliveries, reminders, prompts parked on other replicas.
 	pollEvery = time.Second
 	// requeueAfter is how soon a follow-up waiting for its announcement is tried again.
-	requeueAfter = time.Second
+	requeueAfter = 250 * time.Millisecond
 	// keepDone is how long finished deliveries stay visible.
 	keepDone = 7 * 24 * time.Hour
 )
@@ -121,6 +121,12 @@ func (s *Service) sendBatch(ctx context.Context, rows []models.Notification) {
 	wg.Wait()
 	if err := s.store.FinishDeliveries(ctx, s.o.Now(), results); err != nil {
 		s.log.Error("notifications: record results", "err", err)
+	}
+	for _, r := range results {
+		if r.Requeue { // a follow-up put off for its announcement: look again soon, not at the next poll
+			time.AfterFunc(requeueAfter, s.Kick)
+			break
+		}
 	}
 }
 
