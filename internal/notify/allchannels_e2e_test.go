@@ -60,7 +60,9 @@ func TestDecisionElsewhereUpdatesEveryChannel(t *testing.T) {
 			t.Fatalf("slack question %s", posted.Blocks)
 		}
 		ntfy.WaitFor(t, func(m ntfytest.Message) bool { return m.Topic == topic && strings.Contains(m.Message, "kubectl") }, wait)
-		hook.WaitFor(t, func(d webhooktest.Delivery) bool { return d.Type == "elicitation.created" && d.Data.ElicitationID == eid }, wait)
+		hook.WaitFor(t, func(d webhooktest.Delivery) bool {
+			return d.Type == "elicitation.created" && d.Data.ElicitationID == eid
+		}, wait)
 
 		// Decided elsewhere.
 		if r := alice.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", map[string]any{"action": "decline"}); r.Status != http.StatusAccepted {
