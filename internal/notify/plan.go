@@ -103,6 +103,11 @@ func (s *Service) announce(ctx context.Context, e *models.Elicitation) (store.Ou
 			}
 		}
 	}
+	if len(p.Add) == 0 {
+		// Nobody to tell: nothing to follow up either, so the prompt is done with in
+		// one write rather than two.
+		p.Stage = models.NotifiedAll
+	}
 	return p, nil
 }
 

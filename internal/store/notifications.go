@@ -66,11 +66,32 @@ func (s *Store) Unplanned(ctx context.Context, limit int) ([]models.Elicitation,
 // planned.
 func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]OutboxPlan, decided []models.Elicitation,
 	followUp func(e *models.Elicitation, have []models.Notification) OutboxPlan) (int, error) {
+	if s.dialect == SQLite {
+		// One writer at a time anyway, so no deadlock to avoid: one commit for the
+		// batch keeps the planner's share of the single writer small.
+		n := 0
+		err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
+			var err error
+			n, err = s.applyOutboxPlans(tx, announce, decided, followUp)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
+	return s.applyOutboxPlans(s.w(ctx), announce, decided, followUp)
+}
+
+// applyOutboxPlans is ApplyOutboxPlans on db: each prompt in a transaction of its own
+// (a savepoint when db is itself a transaction).
+func (s *Store) applyOutboxPlans(db *gorm.DB, announce map[string]OutboxPlan, decided []models.Elicitation,
+	followUp func(e *models.Elicitation, have []models.Notification) OutboxPlan) (int, error) {
 	n := 0
 	for id, p := range announce {
-		won, err := s.planOne(ctx, func(tx *gorm.DB) (bool, *OutboxPlan, error) {
+		won, err := planOne(db, func(tx *gorm.DB) (bool, *OutboxPlan, error) {
 			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status = ?",
-				models.NotifiedCreated, id, models.NotifiedNone, models.StatusPending)
+				p.Stage, id, models.NotifiedNone, models.StatusPending)
 			return res.RowsAffected == 1, &p, res.Error
 		})
 		if err != nil {
@@ -82,7 +103,7 @@ func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]Outbox
 	}
 	for i := range decided {
 		e := &decided[i]
-		won, err := s.planOne(ctx, func(tx *gorm.DB) (bool, *OutboxPlan, error) {
+		won, err := planOne(db, func(tx *gorm.DB) (bool, *OutboxPlan, error) {
 			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status <> ?",
 				models.NotifiedAll, e.ID, e.Notified, models.StatusPending)
 			if res.Error != nil || res.RowsAffected != 1 {
@@ -109,9 +130,9 @@ func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]Outbox
 
 // planOne runs one prompt's compare-and-set and, when it wins, writes the plan, in one
 // transaction.
-func (s *Store) planOne(ctx context.Context, claim func(tx *gorm.DB) (bool, *OutboxPlan, error)) (bool, error) {
+func planOne(db *gorm.DB, claim func(tx *gorm.DB) (bool, *OutboxPlan, error)) (bool, error) {
 	won := false
-	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.Transaction(func(tx *gorm.DB) error {
 		ok, p, err := claim(tx)
 		if err != nil || !ok {
 			return err
