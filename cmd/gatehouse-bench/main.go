@@ -229,10 +229,10 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 		lim50, lim99 := resolveTargets(db)
 		f, p := cmp.durCells(p50, resolveP(50))
 		t.vs(db, "resolve → hook answered p50", fmtDur(p50), f, p, "—",
-			verdict(fmt.Sprintf("≤ %.1f× floor", lim50), float64(p50) <= lim50*float64(f50)))
+			verdict(fmt.Sprintf("≤ %g× floor", lim50), float64(p50) <= lim50*float64(f50)))
 		f, p = cmp.durCells(p99, resolveP(99))
 		t.vs(db, "resolve → hook answered p99", fmtDur(p99), f, p, "—",
-			verdict(fmt.Sprintf("≤ %.0f× floor", lim99), float64(p99) <= lim99*float64(f99)))
+			verdict(fmt.Sprintf("≤ %g× floor", lim99), float64(p99) <= lim99*float64(f99)))
 		if cmp.peer != nil {
 			q50, q99 := percentile(cmp.peer.Resolve, 50), percentile(cmp.peer.Resolve, 99)
 			t.vs(db, "resolve → hook answered: ahead of the peer", fmt.Sprintf("p50 %s, p99 %s", fmtDur(p50), fmtDur(p99)), "—",
