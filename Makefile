@@ -53,7 +53,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (seed corpora live in testdata/
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; done
 
 .PHONY: bench
-bench: ## measure SPEC §9 (latency, capacity, fan-out, throughput) on SQLite and Postgres; prints one table
+bench: ## measure SPEC §9 (latency, capacity, fan-out, throughput) on SQLite and Postgres beside the floor and the FastAPI peer; prints one table
 	$(GO) build -o bin/gatehouse ./cmd/gatehouse
 	$(GO) build -o bin/gatehouse-bench ./cmd/gatehouse-bench
 	./bin/gatehouse-bench -gatehouse bin/gatehouse $(BENCH_FLAGS)

@@ -2,10 +2,12 @@
 //
 // It starts the gatehouse binary (on SQLite and on a fresh Postgres database) and its
 // own reference park/resolve server as separate processes, drives them over loopback
-// from this process, and prints every figure beside its baseline from the same run:
-// GET /healthz on the same server, and the reference server's park/resolve floor.
+// from this process, and prints every figure beside its baselines from the same run:
+// GET /healthz on the same server, the reference server's park/resolve floor, and the
+// peer (the seed system's FastAPI + asyncio architecture, ../shared/bench/peer-fastapi,
+// run when Debian's python3-fastapi and python3-uvicorn are installed).
 //
-//	gatehouse-bench [-gatehouse bin/gatehouse] [-databases sqlite,postgres] [-audit-rows 1000000] …
+//	gatehouse-bench [-gatehouse bin/gatehouse] [-databases sqlite,postgres] [-peer-dir DIR] [-audit-rows 1000000] …
 //	gatehouse-bench reference -addr 127.0.0.1:0   (the reference server itself)
 package main
 
@@ -34,34 +36,78 @@ func main() {
 	bin := flag.String("gatehouse", "bin/gatehouse", "gatehouse binary")
 	dbs := flag.String("databases", "sqlite,postgres", "databases to run on")
 	pgAdmin := flag.String("postgres-admin-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "Postgres URL to create the bench database under")
-	iters := flag.Int("iterations", 300, "resolve→answer samples")
-	parked := flag.Int("parked", 10000, "requests parked at once")
+	iters := flag.Int("iterations", 300, "resolve→answer samples on each server (the floor's and the peer's interleaved)")
+	parked := flag.Int("parked", 2000, "requests parked at once, on each server (SPEC §9's 10,000: -parked 10000)")
 	subs := flag.Int("subscribers", 2000, "stream subscribers on one session")
 	dur := flag.Duration("duration", 3*time.Second, "length of each throughput run")
 	exportRows := flag.Int("audit-rows", 1000000, "rows in the audit export measurement (0: skip it)")
 	dispatchN := flag.Int("notify-prompts", 2000, "prompts in the notification dispatcher throughput measurement (0: skip it)")
+	defPeerDir := "../shared/bench/peer-fastapi"
+	if d := os.Getenv(peerDirEnv); d != "" {
+		defPeerDir = d
+	}
+	peerDir := flag.String("peer-dir", defPeerDir, "folder of the peer app (FastAPI + asyncio futures), relative to the working directory; empty: no peer (default from $"+peerDirEnv+")")
+	peerPython := flag.String("peer-python", "/usr/bin/python3", "python with Debian's python3-fastapi and python3-uvicorn, to run the peer")
 	flag.Parse()
+	raiseFileLimit()
 
+	t := &table{}
 	self, _ := os.Executable()
 	ref, err := startProc(self, []string{"reference"}, nil)
 	if err != nil {
 		fail(err)
 	}
 	defer ref.stop()
-	hc := newHTTP(256)
-
-	fmt.Printf("Gatehouse benchmark — %s, %d CPU, %s/%s, %s\n\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel())
-	refLat, err := referenceResolveLatency(hc, ref.URL, *iters)
-	if err != nil {
-		fail(fmt.Errorf("reference latency: %w", err))
+	bases := []*baseline{floorBaseline(ref)}
+	var peer *proc
+	peerNote, peerVersions := "", ""
+	switch {
+	case *peerDir == "":
+		peerNote = "not run (-peer-dir is empty)"
+	default:
+		if peerVersions, peerNote = peerMissing(*peerPython, *peerDir); peerNote != "" {
+			peerNote = "not run: " + peerNote
+		} else if peer, err = startPeer(*peerPython, *peerDir); err != nil {
+			peerNote = "not run: " + err.Error()
+		} else {
+			bases = append(bases, peerBaseline(peer))
+		}
 	}
-	refP50, refP99 := percentile(refLat, 50), percentile(refLat, 99)
-	refCap, err := referenceCapacity(ref, ref.URL, *parked)
-	if err != nil {
-		fail(fmt.Errorf("reference capacity: %w", err))
+	if peerNote != "" {
+		fmt.Fprintln(os.Stderr, "gatehouse-bench: peer "+peerNote+"; going on without the peer column")
 	}
 
-	t := &table{}
+	fmt.Printf("Gatehouse benchmark — %s, %d CPU, %s/%s, %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel())
+	if peer != nil {
+		fmt.Printf("peer: %s, %s\n", *peerDir, peerVersions)
+	}
+	fmt.Println()
+	figs := measureBaselines(bases, *iters, *parked, *dur)
+	if peer != nil {
+		peer.stop()
+	}
+	if figs[0].Err != nil {
+		fail(fmt.Errorf("reference floor: %w", figs[0].Err))
+	}
+	cmp := &comparison{floor: &figs[0]}
+	if len(figs) > 1 {
+		if figs[1].Err != nil {
+			peerNote = "measurement failed: " + figs[1].Err.Error()
+		} else {
+			cmp.peer = &figs[1]
+		}
+	}
+	if cmp.peer == nil {
+		t.noPeer = true
+		t.note("peer", peerNote+" — no peer column")
+	}
+	t.note("baselines", fmt.Sprintf("the floor (this tool's reference server: net/http, a map of channels) and the peer (FastAPI + asyncio futures under uvicorn, one process) "+
+		"are measured in the same run before Gatehouse: %d resolve samples each, interleaved (floor, peer, floor, …), then %d GET /healthz round trips each, interleaved, "+
+		"healthz throughput (16 connections, %s) and %d parked at once (at most 256 connecting at a time; resident memory of the server process before and after, "+
+		"per parked request). A sample is resolve sent → the parked request's whole answer read, taken once the server holds the park: the floor flushes "+
+		"its headers then; the peer answers only when resolved, so it is taken as holding it once its kernel queues show the request read and a later "+
+		"/healthz was answered (one asyncio loop runs handlers in order up to their await).", *iters, *iters, *dur, *parked))
+
 	for _, db := range strings.Split(*dbs, ",") {
 		db = strings.TrimSpace(db)
 		var url string
@@ -80,7 +126,7 @@ func main() {
 		default:
 			fail(fmt.Errorf("unknown database %q", db))
 		}
-		runOne(t, db, *bin, url, hc, refP50, refP99, refCap, *iters, *parked, *subs, *dur)
+		runOne(t, db, *bin, url, cmp, *iters, *parked, *subs, *dur)
 		cleanup()
 		if *dispatchN > 0 {
 			// A database and server of their own: thousands of pending prompts would
@@ -118,7 +164,35 @@ func freshDB(db, pgAdmin string) (string, func(), error) {
 	return "sqlite://" + filepath.Join(dir, "bench.db"), func() { os.RemoveAll(dir) }, nil
 }
 
-func runOne(t *table, db, bin, url string, hc0 interface{}, refP50, refP99 time.Duration, refCap capacityResult, iters, parked, subs int, dur time.Duration) {
+// comparison holds the baselines Gatehouse's figures are set beside; peer is nil when
+// the peer did not run.
+type comparison struct{ floor, peer *baselineFigures }
+
+// durCells are the floor and peer cells for Gatehouse's figure g, when pick gives the
+// baselines' counterpart.
+func (c *comparison) durCells(g time.Duration, pick func(*baselineFigures) time.Duration) (floor, peer string) {
+	cell := func(b *baselineFigures) string {
+		if b == nil {
+			return "—"
+		}
+		return fmtDur(pick(b)) + " (" + ratio(g, pick(b)) + ")"
+	}
+	return cell(c.floor), cell(c.peer)
+}
+
+func resolveP(p float64) func(*baselineFigures) time.Duration {
+	return func(b *baselineFigures) time.Duration { return percentile(b.Resolve, p) }
+}
+
+// resolveTargets are SPEC §9's resolve → answered targets against the floor.
+func resolveTargets(db string) (p50, p99 float64) {
+	if db == "postgres" {
+		return 3, 5
+	}
+	return 1.5, 3
+}
+
+func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs int, dur time.Duration) {
 	// --notify-allow-private lets the notifications-on latency run post to the bench's
 	// loopback receiver; nothing is notified until a person configures a channel. The
 	// fan-out measurement holds thousands of streams as one person, far past the
@@ -142,21 +216,33 @@ func runOne(t *table, db, bin, url string, hc0 interface{}, refP50, refP99 time.
 		t.note(db, "healthz: "+err.Error())
 		return
 	}
-	t.row(db, "healthz round trip p50 (baseline)", fmtDur(percentile(hz, 50)), "—", "—", "—")
+	hz50 := percentile(hz, 50)
+	f, p := cmp.durCells(hz50, func(b *baselineFigures) time.Duration { return percentile(b.Healthz, 50) })
+	t.vs(db, "healthz round trip p50 (baseline)", fmtDur(hz50), f, p, "—", "—")
 
 	lat, park, err := gatehouseResolveLatency(hc, srv.URL, sid, iters, nil)
 	if err != nil {
 		t.note(db, "resolve latency: "+err.Error())
 	} else {
 		p50, p99 := percentile(lat, 50), percentile(lat, 99)
-		lim50, lim99 := 2.0, 3.0
-		if db == "postgres" {
-			lim50, lim99 = 5, 6
+		f50, f99 := percentile(cmp.floor.Resolve, 50), percentile(cmp.floor.Resolve, 99)
+		lim50, lim99 := resolveTargets(db)
+		f, p := cmp.durCells(p50, resolveP(50))
+		t.vs(db, "resolve → hook answered p50", fmtDur(p50), f, p, "—",
+			verdict(fmt.Sprintf("≤ %g× floor", lim50), float64(p50) <= lim50*float64(f50)))
+		f, p = cmp.durCells(p99, resolveP(99))
+		t.vs(db, "resolve → hook answered p99", fmtDur(p99), f, p, "—",
+			verdict(fmt.Sprintf("≤ %g× floor", lim99), float64(p99) <= lim99*float64(f99)))
+		if cmp.peer != nil {
+			q50, q99 := percentile(cmp.peer.Resolve, 50), percentile(cmp.peer.Resolve, 99)
+			t.vs(db, "resolve → hook answered: ahead of the peer", fmt.Sprintf("p50 %s, p99 %s", fmtDur(p50), fmtDur(p99)), "—",
+				fmt.Sprintf("p50 %s, p99 %s", fmtDur(q50), fmtDur(q99)), "—", verdict("faster at p50 and p99", p50 < q50 && p99 < q99))
+		} else {
+			t.vs(db, "resolve → hook answered: ahead of the peer", fmt.Sprintf("p50 %s, p99 %s", fmtDur(p50), fmtDur(p99)), "—", "—", "—",
+				"faster at p50 and p99: not measured (no peer)")
 		}
-		t.row(db, "resolve → hook answered p50", fmtDur(p50), "ref "+fmtDur(refP50), ratio(p50, refP50), fmt.Sprintf("≤ %.0f×", lim50))
-		t.row(db, "resolve → hook answered p99", fmtDur(p99), "ref "+fmtDur(refP99), ratio(p99, refP99), fmt.Sprintf("≤ %.0f×", lim99))
 		// Right after, on the same server and session: the same with notifications on.
-		notifyLatency(t, db, hc, srv.URL, sid, iters, lat, park)
+		notifyLatency(t, db, hc, srv.URL, sid, iters, lat, park, cmp)
 	}
 
 	hzRate, err1 := throughput(16, dur, func() error { return getOK(bgctx(), hc, srv.URL+"/healthz") })
@@ -168,28 +254,50 @@ func runOne(t *table, db, bin, url string, hc0 interface{}, refP50, refP99 time.
 		}
 		return err
 	})
+	rateCell := func(b *baselineFigures) string {
+		if b == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.0f/s (%.2f×)", b.HzRate, hzRate/b.HzRate)
+	}
 	switch {
 	case err1 != nil:
 		t.note(db, "healthz throughput: "+err1.Error())
 	case err2 != nil:
 		t.note(db, "evaluate throughput: "+err2.Error())
 	default:
-		t.row(db, "policies/evaluate → ALLOW throughput", fmt.Sprintf("%.0f/s", evRate), fmt.Sprintf("healthz %.0f/s", hzRate), fmt.Sprintf("%.2f×", evRate/hzRate), "≥ 0.5×")
+		t.vs(db, "healthz throughput (baseline)", fmt.Sprintf("%.0f/s", hzRate), rateCell(cmp.floor), rateCell(cmp.peer), "—", "—")
+		t.row(db, "policies/evaluate → ALLOW throughput", fmt.Sprintf("%.0f/s", evRate), fmt.Sprintf("healthz %.0f/s", hzRate), fmt.Sprintf("%.2f×", evRate/hzRate),
+			verdict("≥ 1× healthz", evRate >= hzRate))
 	}
 
 	got, p99, err := fanout(srv.URL, sid, subs)
 	if err != nil {
 		t.note(db, "fan-out: "+err.Error())
 	} else {
-		t.row(db, fmt.Sprintf("fan-out to %d subscribers: received", subs), fmt.Sprintf("%d/%d", got, subs), "—", "—", "all")
-		t.row(db, "fan-out p99 (prompt parked → subscriber has it)", fmtDur(p99), "—", "—", "≤ 250ms")
+		t.row(db, fmt.Sprintf("fan-out to %d subscribers: received", subs), fmt.Sprintf("%d/%d", got, subs), "—", "—", verdict("all", got == subs))
+		t.row(db, "fan-out p99 (prompt parked → subscriber has it)", fmtDur(p99), "—", "—", verdict("≤ 50ms", got == subs && p99 <= 50*time.Millisecond))
 	}
 
 	capRes, err := gatehouseCapacity(srv, srv.URL, sid, parked)
 	if err != nil {
 		t.note(db, "capacity: "+err.Error())
 	} else {
-		t.row(db, "parked at once, answered correctly", fmt.Sprintf("%d/%d", capRes.Correct, capRes.Parked), fmt.Sprintf("ref %d/%d", refCap.Correct, refCap.Parked), "—", "all")
-		t.row(db, "server memory per parked request", fmt.Sprintf("%.1f KiB", capRes.KiBPerParked), fmt.Sprintf("ref %.1f KiB", refCap.KiBPerParked), fmt.Sprintf("%.1f×", capRes.KiBPerParked/refCap.KiBPerParked), "≤ 40 KiB")
+		countCell := func(b *baselineFigures) string {
+			if b == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%d/%d", b.Capacity.Correct, b.Capacity.Parked)
+		}
+		memCell := func(b *baselineFigures) string {
+			if b == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%.1f KiB (%.2f×)", b.Capacity.KiBPerParked, capRes.KiBPerParked/b.Capacity.KiBPerParked)
+		}
+		t.vs(db, "parked at once, answered correctly", fmt.Sprintf("%d/%d", capRes.Correct, capRes.Parked), countCell(cmp.floor), countCell(cmp.peer), "—",
+			verdict("all", capRes.Correct == capRes.Parked))
+		t.vs(db, "server memory per parked request", fmt.Sprintf("%.1f KiB", capRes.KiBPerParked), memCell(cmp.floor), memCell(cmp.peer), "—",
+			verdict("≤ 24 KiB", capRes.KiBPerParked <= 24))
 	}
 }

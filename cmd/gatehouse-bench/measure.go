@@ -139,36 +139,6 @@ type latencyHooks struct {
 	AfterAnswer func(eid string) error
 }
 
-// referenceResolveLatency does the same against the reference server.
-func referenceResolveLatency(hc *http.Client, base string, n int) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, n)
-	for i := 0; i < n; i++ {
-		id := benchID()
-		req, _ := http.NewRequest(http.MethodPost, base+"/park?id="+id, nil)
-		resp, err := hc.Do(req) // returns once the headers are flushed: parked
-		if err != nil {
-			return nil, err
-		}
-		t0 := time.Now()
-		r2, err := hc.Post(base+"/resolve?id="+id+"&action=accept", "", nil)
-		if err != nil {
-			return nil, err
-		}
-		r2.Body.Close()
-		buf := make([]byte, 64)
-		n, _ := resp.Body.Read(buf)
-		for n == 0 {
-			n, err = resp.Body.Read(buf)
-			if err != nil {
-				break
-			}
-		}
-		out = append(out, time.Since(t0))
-		resp.Body.Close()
-	}
-	return out, nil
-}
-
 // capacityResult is what parking many requests at once showed.
 type capacityResult struct {
 	Parked, Correct int
@@ -254,54 +224,6 @@ func gatehouseCapacity(p *proc, base, sid string, n int) (capacityResult, error)
 		}
 		if strings.HasPrefix(r, "200 ") && strings.Contains(r, want) {
 			res.Correct++
-		}
-	}
-	return res, nil
-}
-
-// referenceCapacity parks n requests on the reference server and measures its memory.
-func referenceCapacity(p *proc, base string, n int) (capacityResult, error) {
-	hc := newHTTP(n + 64)
-	before, err := p.rssKiB()
-	if err != nil {
-		return capacityResult{}, err
-	}
-	ids := make([]string, n)
-	resps := make([]*http.Response, n)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 256)
-	for i := range ids {
-		ids[i] = benchID()
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			req, _ := http.NewRequest(http.MethodPost, base+"/park?id="+ids[i], nil)
-			resps[i], _ = hc.Do(req)
-		}(i)
-	}
-	wg.Wait()
-	after, err := p.rssKiB()
-	if err != nil {
-		return capacityResult{}, err
-	}
-	res := capacityResult{Parked: n, KiBPerParked: float64(after-before) / float64(n)}
-	// Thousands of kept-alive connections would eat the file descriptors the next run
-	// needs.
-	defer hc.CloseIdleConnections()
-	for i, id := range ids {
-		r, err := hc.Post(base+"/resolve?id="+id+"&action=accept", "", nil)
-		if err == nil {
-			r.Body.Close()
-		}
-		if resps[i] != nil {
-			buf := make([]byte, 64)
-			k, _ := resps[i].Body.Read(buf)
-			if k > 0 || err == nil {
-				res.Correct++
-			}
-			resps[i].Body.Close()
 		}
 	}
 	return res, nil

@@ -26,7 +26,9 @@ const noiseBound = 1.25 // see the note notifyLatency prints
 // the on figures are compared with both off runs pooled, which bracket them, so a
 // server that warms up or slows down over the run does not pass for a notification
 // effect, and the two off runs' difference is printed as the noise seen.
-func notifyLatency(t *table, db string, hc *http.Client, base, sid string, n int, off, offPark []time.Duration) {
+//
+// cmp's floor and peer are set beside the resolve figures.
+func notifyLatency(t *table, db string, hc *http.Client, base, sid string, n int, off, offPark []time.Duration, cmp *comparison) {
 	rc, err := startReceiver()
 	if err != nil {
 		t.note(db, "notifications on: receiver: "+err.Error())
@@ -95,12 +97,16 @@ func notifyLatency(t *table, db string, hc *http.Client, base, sid string, n int
 	on50, off50 := percentile(on, 50), percentile(offAll, 50)
 	on99, off99 := percentile(on, 99), percentile(offAll, 99)
 	p50, poff50 := percentile(onPark, 50), percentile(offAllPark, 50)
-	t.row(db, "resolve → hook answered p50, notifications on", fmtDur(on50), "off "+fmtDur(off50), ratio(on50, off50), verdict(fr(on50, off50)))
-	t.row(db, "resolve → hook answered p99, notifications on", fmtDur(on99), "off "+fmtDur(off99), ratio(on99, off99), "—")
+	vs := func(measure string, g, base time.Duration, p float64, target string) {
+		f, q := cmp.durCells(g, resolveP(p))
+		t.vs(db, measure, fmtDur(g), f, q, "off "+fmtDur(base)+" ("+ratio(g, base)+")", target)
+	}
+	vs("resolve → hook answered p50, notifications on", on50, off50, 50, verdict(fr(on50, off50)))
+	vs("resolve → hook answered p99, notifications on", on99, off99, 99, "—")
 	t.row(db, "park → prompt on stream p50, notifications on", fmtDur(p50), "off "+fmtDur(poff50), ratio(p50, poff50), verdict(fr(p50, poff50)))
 	s50, s99, sp50 := percentile(settled, 50), percentile(settled, 99), percentile(settledPark, 50)
-	t.row(db, fmt.Sprintf("resolve → hook answered p50, notif. on, settled (n=%d)", sn), fmtDur(s50), "off "+fmtDur(off50), ratio(s50, off50), verdict(fr(s50, off50)))
-	t.row(db, fmt.Sprintf("resolve → hook answered p99, notif. on, settled (n=%d)", sn), fmtDur(s99), "off "+fmtDur(off99), ratio(s99, off99), "—")
+	vs(fmt.Sprintf("resolve → hook answered p50, notif. on, settled (n=%d)", sn), s50, off50, 50, verdict(fr(s50, off50)))
+	vs(fmt.Sprintf("resolve → hook answered p99, notif. on, settled (n=%d)", sn), s99, off99, 99, "—")
 	t.row(db, fmt.Sprintf("park → prompt on stream p50, notif. on, settled (n=%d)", sn), fmtDur(sp50), "off "+fmtDur(poff50), ratio(sp50, poff50), verdict(fr(sp50, poff50)))
 	t.row(db, fmt.Sprintf("deliveries during the on run (%d prompts)", n), got, "—", "—", "one of each")
 	a50, ap50 := percentile(again, 50), percentile(againPark, 50)

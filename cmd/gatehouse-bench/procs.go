@@ -20,6 +20,9 @@ import (
 type proc struct {
 	cmd *exec.Cmd
 	URL string
+	// exited, when set, is closed once the process has been waited for (by whoever
+	// started it); stop then waits on it instead of calling Wait again.
+	exited chan struct{}
 }
 
 // startProc runs bin with args and waits for its "… running at URL" line.
@@ -56,12 +59,16 @@ func startProc(bin string, args []string, env []string) (*proc, error) {
 
 func (p *proc) stop() {
 	p.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
+	done := p.exited
+	if done == nil {
+		done = make(chan struct{})
+		go func() { p.cmd.Wait(); close(done) }()
+	}
 	select {
 	case <-done:
 	case <-time.After(15 * time.Second):
 		p.cmd.Process.Kill()
+		<-done
 	}
 }
 
