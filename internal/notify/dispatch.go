@@ -25,6 +25,8 @@ const (
 	pollEvery = time.Second
 	// requeueAfter is how soon a follow-up waiting for its announcement is tried again.
 	requeueAfter = 250 * time.Millisecond
+	// kickDelay is how long the dispatcher lets a nudge's own request finish first.
+	kickDelay = 5 * time.Millisecond
 	// keepDone is how long finished deliveries stay visible.
 	keepDone = 7 * 24 * time.Hour
 )
@@ -62,6 +64,14 @@ func (s *Service) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.kick:
+			// A nudge comes from a park or a verdict whose own request is still being
+			// answered: let that finish first (the agent waits on it; a person's
+			// phone will not notice the delay), and let a burst coalesce.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(kickDelay):
+			}
 		case <-tick.C:
 		}
 	}
