@@ -103,13 +103,19 @@ func (s *Server) csrfToken(c echo.Context) string {
 // hidden field — never from the query string, where it would leak into logs, history
 // and Referer headers, and where a link could carry it.
 func (s *Server) checkCSRF(c echo.Context) error {
+	return s.checkCSRFToken(c, c.Request().PostFormValue(csrfField), "form")
+}
+
+// checkCSRFToken compares got, the token a request carried (in its form or, for the
+// pages' scripts, a header: from), with the one this browser's cookie holds for the
+// person making the request.
+func (s *Server) checkCSRFToken(c echo.Context, got, from string) error {
 	b := s.browserOf(c)
 	want, _ := b.sess.Values[keyCSRF].(string)
 	owner, _ := b.sess.Values[keyCSRFUser].(string)
-	got := c.Request().PostFormValue(csrfField)
 	if want == "" || got == "" || owner != userOf(c) || !hmac.Equal([]byte(got), []byte(want)) {
 		s.log.Warn("csrf check failed", "request_id", requestID(c), "path", c.Request().URL.Path,
-			"has_cookie_token", want != "", "has_form_token", got != "")
+			"has_cookie_token", want != "", "token_from", from, "has_token", got != "")
 		return errs.Forbidden(errCSRFMessage)
 	}
 	return nil
