@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/notify/receivertest"
 )
 
 // maxBody bounds a publish the server reads (ntfy's own message limit is 4,096 bytes;
@@ -64,18 +66,16 @@ type Rejection struct {
 	Reason string
 }
 
-// Fault is how the server misbehaves: answer Status, or hang for Hang (until the client
-// gives up or the server closes) and then answer 503.
-type Fault struct {
-	Status int
-	Hang   time.Duration
-}
+// Fault is how the server misbehaves (receivertest.Fault): answer Status, or hang for
+// Hang (until the client gives up or the server closes) and then answer Status (503).
+type Fault = receivertest.Fault
 
 // Status is a Fault that answers code.
-func Status(code int) Fault { return Fault{Status: code} }
+func Status(code int) Fault { return receivertest.Status(code) }
 
-// Hang is a Fault that holds the request for d.
-func Hang(d time.Duration) Fault { return Fault{Hang: d} }
+// Hang is a Fault that holds the request for d: give it longer than the client's
+// timeout to see the client time out.
+func Hang(d time.Duration) Fault { return receivertest.Hang(d) }
 
 // Server is the ntfy stand-in. Its methods are safe for concurrent use.
 type Server struct {
@@ -85,21 +85,19 @@ type Server struct {
 	Token string
 
 	srv    *httptest.Server
-	closed chan struct{}
+	faults receivertest.Faults
 
 	mu         sync.Mutex
 	changed    chan struct{} // closed and replaced on every recorded request
 	messages   []Message
 	rejections []Rejection
-	faultLeft  int // -1: always
-	fault      Fault
 	seq        int
 }
 
 // New starts a server requiring token ("" for none), closed when the test ends.
 func New(t testing.TB, token string) *Server {
 	t.Helper()
-	s := &Server{Token: token, closed: make(chan struct{}), changed: make(chan struct{})}
+	s := &Server{Token: token, changed: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	t.Cleanup(s.Close)
@@ -111,23 +109,13 @@ func (s *Server) TopicURL(topic string) string { return s.URL + "/" + topic }
 
 // Close stops the server, releasing hanging requests first.
 func (s *Server) Close() {
-	s.mu.Lock()
-	select {
-	case <-s.closed:
-		s.mu.Unlock()
-		return
-	default:
-		close(s.closed)
-	}
-	s.mu.Unlock()
+	s.faults.Release()
 	s.srv.Close()
 }
 
 // FailNext makes the next n publishes (past the token check) suffer f.
 func (s *Server) FailNext(n int, f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fault, s.faultLeft = f, n
+	s.faults.Set(n, f)
 }
 
 // FailAlways makes every publish suffer f until Recover.
@@ -172,29 +160,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	m.Token, m.Header, m.Body = token, r.Header.Clone(), body
 
-	var f Fault
-	var failing bool
-	s.record(func() {
-		f, failing = s.fault, s.faultLeft != 0
-		if s.faultLeft > 0 {
-			s.faultLeft--
-		}
-	})
-	if failing {
-		if f.Hang > 0 {
-			timer := time.NewTimer(f.Hang)
-			defer timer.Stop()
-			select {
-			case <-timer.C:
-			case <-r.Context().Done():
-			case <-s.closed:
-			}
-		}
-		status := f.Status
-		if status == 0 {
-			status = http.StatusServiceUnavailable
-		}
-		ntfyError(w, status, "ntfytest: injected failure")
+	if f, failing := s.faults.Take(); failing {
+		ntfyError(w, s.faults.Hold(r.Context(), f), "ntfytest: injected failure")
 		return
 	}
 	s.record(func() {

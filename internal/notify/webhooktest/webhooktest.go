@@ -19,6 +19,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/gatehouse-dev/gatehouse/internal/notify/receivertest"
 )
 
 // maxBody bounds a delivery the receiver reads.
@@ -69,19 +71,16 @@ type Rejection struct {
 	Reason string
 }
 
-// Fault is how the receiver misbehaves: answer Status, or hang for Hang (until the
-// client gives up or the receiver closes) and then answer 503.
-type Fault struct {
-	Status int
-	Hang   time.Duration
-}
+// Fault is how the receiver misbehaves (receivertest.Fault): answer Status, or hang for
+// Hang (until the client gives up or the receiver closes) and then answer Status (503).
+type Fault = receivertest.Fault
 
 // Status is a Fault that answers code.
-func Status(code int) Fault { return Fault{Status: code} }
+func Status(code int) Fault { return receivertest.Status(code) }
 
 // Hang is a Fault that holds the request for d: give it longer than the client's
 // timeout to see the client time out.
-func Hang(d time.Duration) Fault { return Fault{Hang: d} }
+func Hang(d time.Duration) Fault { return receivertest.Hang(d) }
 
 // Receiver is the webhook receiver. Its methods are safe for concurrent use: the
 // channel under test posts from the dispatcher's goroutines while the test waits.
@@ -93,7 +92,7 @@ type Receiver struct {
 
 	srv    *httptest.Server
 	wh     *standardwebhooks.Webhook
-	closed chan struct{}
+	faults receivertest.Faults
 
 	mu         sync.Mutex
 	changed    chan struct{} // closed and replaced on every recorded request
@@ -101,8 +100,6 @@ type Receiver struct {
 	rejections []Rejection
 	attempts   map[string]int
 	accepted   map[string]int
-	faultLeft  int // requests the fault still applies to; -1: always
-	fault      Fault
 	conns      int
 }
 
@@ -120,7 +117,6 @@ func New(t testing.TB, secret string) *Receiver {
 	r := &Receiver{
 		Secret:   secret,
 		wh:       wh,
-		closed:   make(chan struct{}),
 		changed:  make(chan struct{}),
 		attempts: map[string]int{},
 		accepted: map[string]int{},
@@ -141,23 +137,13 @@ func New(t testing.TB, secret string) *Receiver {
 
 // Close stops the receiver, releasing hanging requests first.
 func (r *Receiver) Close() {
-	r.mu.Lock()
-	select {
-	case <-r.closed:
-		r.mu.Unlock()
-		return
-	default:
-		close(r.closed)
-	}
-	r.mu.Unlock()
+	r.faults.Release()
 	r.srv.Close()
 }
 
 // FailNext makes the next n verified requests suffer f.
 func (r *Receiver) FailNext(n int, f Fault) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.fault, r.faultLeft = f, n
+	r.faults.Set(n, f)
 }
 
 // FailAlways makes every verified request suffer f until Recover.
@@ -189,29 +175,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 
-	var f Fault
-	var failing bool
-	r.record(func() {
-		r.attempts[id]++
-		f, failing = r.fault, r.faultLeft != 0
-		if r.faultLeft > 0 {
-			r.faultLeft--
-		}
-	})
-	if failing {
-		if f.Hang > 0 {
-			timer := time.NewTimer(f.Hang)
-			defer timer.Stop()
-			select {
-			case <-timer.C:
-			case <-req.Context().Done():
-			case <-r.closed:
-			}
-		}
-		status := f.Status
-		if status == 0 {
-			status = http.StatusServiceUnavailable
-		}
+	r.record(func() { r.attempts[id]++ })
+	if f, failing := r.faults.Take(); failing {
+		status := r.faults.Hold(req.Context(), f)
 		http.Error(w, fmt.Sprintf("webhooktest: injected %d", status), status)
 		return
 	}
