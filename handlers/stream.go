@@ -46,9 +46,13 @@ func (s *Server) streamSession(c echo.Context) error {
 	if hasLast {
 		evs, retained, err := s.bus.Resume(ctx, sess.ID, last)
 		if err != nil {
+			// Going on from the head would skip what the client missed: end the stream
+			// instead, and it reconnects with the same Last-Event-ID (a pooled
+			// connection the database dropped in a restart fails like this once).
 			s.log.Warn("resume stream", "session_id", sess.ID, "err", err)
+			return nil
 		}
-		if retained && err == nil {
+		if retained {
 			for _, ev := range evs {
 				if err := w.busEvent(ev); err != nil {
 					return nil
