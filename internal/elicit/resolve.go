@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/store"
@@ -96,6 +97,11 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d store.Deci
 	// process committed the decision, so it hands over the decided row directly;
 	// other replicas learn through the bus and re-read.
 	s.waiters.wakeWith(done)
+	// Let the woken request run now, on this processor, rather than after the
+	// publishing below: the runtime queues it behind this goroutine, and with every
+	// other processor busy it waited for the event log's write (issue 13: a third of
+	// the median resolve → answer).
+	runtime.Gosched()
 	s.bus.Decided(row.ID)
 	if sess, err := s.store.GetSession(ctx, row.SessionID); err == nil {
 		s.publishResolved(sess, row.ID)

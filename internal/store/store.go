@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -49,6 +50,11 @@ type Store struct {
 	timeout time.Duration
 	// sessions caches session rows, which never change once created.
 	sessions *sessionCache
+	// stopCheckpoints ends the SQLite checkpointer (nil on Postgres); Close waits
+	// for checkpointsDone.
+	stopCheckpoints chan struct{}
+	checkpointsDone chan struct{}
+	closeOnce       sync.Once
 }
 
 // ErrNotFound is returned when a row does not exist. It is the domain's sentinel, so
@@ -81,8 +87,9 @@ func OpenWith(url string, o Options) (*Store, error) {
 			}
 		}
 		// WAL lets readers run beside the single writer; busy_timeout makes concurrent
-		// writers queue instead of failing with SQLITE_BUSY.
-		dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		// writers queue instead of failing with SQLITE_BUSY. Checkpoints run beside
+		// the writer, not in its commits (checkpointSQLite).
+		dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_txlock=immediate"
 		db, err := openSQLite(dsn, gcfg, 4)
 		if err != nil {
 			return nil, err
@@ -92,7 +99,10 @@ func OpenWith(url string, o Options) (*Store, error) {
 			closeGorm(db)
 			return nil, err
 		}
-		return &Store{db: db, wdb: wdb, dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize)}, nil
+		s := &Store{db: db, wdb: wdb, dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize),
+			stopCheckpoints: make(chan struct{}), checkpointsDone: make(chan struct{})}
+		go s.checkpointSQLite(s.stopCheckpoints, s.checkpointsDone)
+		return s, nil
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		// Surviving a database restart or failover: every statement and transaction
 		// without a deadline of its own gets one (a dead server means a 503, not a
@@ -230,6 +240,10 @@ func (s *Store) Timeout() time.Duration { return s.timeout }
 
 // Close releases the connection pools.
 func (s *Store) Close() error {
+	if s.stopCheckpoints != nil {
+		s.closeOnce.Do(func() { close(s.stopCheckpoints) })
+		<-s.checkpointsDone
+	}
 	if s.wdb != s.db {
 		closeGorm(s.wdb)
 	}
