@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -76,7 +78,8 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 	if r.w == nil {
 		return r.h.noAnswer(c)
 	}
-	v, err := r.w.Wait(c.Request().Context())
+	v, err := r.w.WaitToAnswer(c.Request().Context())
+	defer v.Answered() // after the answer below is out
 	if errors.Is(err, elicit.ErrClientGone) {
 		return nil
 	}
@@ -85,16 +88,35 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 	}
 	if v.Status == models.StatusExpired {
 		if r.h.onTimeout != nil {
-			return c.JSON(http.StatusOK, r.h.answer(*r.h.onTimeout))
+			return answerNow(c, r.h.answer(*r.h.onTimeout))
 		}
 		if r.h.ownWait && r.h.timedOut != nil {
-			return c.JSON(http.StatusOK, r.h.timedOut)
+			return answerNow(c, r.h.timedOut)
 		}
 	}
 	if !v.Decided() {
 		return r.h.noAnswer(c)
 	}
-	return c.JSON(http.StatusOK, r.h.answer(v.Result))
+	return answerNow(c, r.h.answer(v.Result))
+}
+
+// answerNow sends a parked request's answer and flushes it, so the agent has it before
+// the request's bookkeeping (the access log) runs: net/http would otherwise hold the
+// whole response until the handler chain returns.
+func answerNow(c echo.Context, body any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
+	c.Response().WriteHeader(http.StatusOK)
+	if _, err := c.Response().Write(b); err != nil {
+		return nil // the agent hung up; nobody is left to tell
+	}
+	c.Response().Flush()
+	return nil
 }
 
 // applyRules runs Gatehouse's rules on a request about to park: an allow or deny rule
@@ -128,5 +150,5 @@ func (h *hookPark) noAnswer(c echo.Context) error {
 	if h.noVerdict == nil {
 		return c.NoContent(http.StatusOK)
 	}
-	return c.JSON(http.StatusOK, h.noVerdict)
+	return answerNow(c, h.noVerdict)
 }

@@ -30,9 +30,12 @@ func (s *Service) WaitAtMost(ctx context.Context, id string, d time.Duration) (*
 	deadline := s.clock.After(d)
 	for {
 		select {
-		case decided := <-ch:
-			if decided != nil && !decided.IsPending() {
-				return decided, nil
+		case wk := <-ch:
+			if wk.answered != nil {
+				wk.answered() // this caller answers later, on its own
+			}
+			if wk.row != nil && !wk.row.IsPending() {
+				return wk.row, nil
 			}
 			if cur, err = s.store.GetElicitation(bg, id); err != nil || !cur.IsPending() {
 				return cur, err

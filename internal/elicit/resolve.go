@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/store"
@@ -96,12 +95,12 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d store.Deci
 	// Then wake the parked request: it is the one a person is waiting on. This
 	// process committed the decision, so it hands over the decided row directly;
 	// other replicas learn through the bus and re-read.
-	s.waiters.wakeWith(done)
-	// Let the woken request run now, on this processor, rather than after the
-	// publishing below: the runtime queues it behind this goroutine, and with every
-	// other processor busy it waited for the event log's write (issue 13: a third of
-	// the median resolve → answer).
-	runtime.Gosched()
+	answered := s.waiters.wakeWith(done)
+	if d.Status == models.StatusResolved {
+		// A person's verdict: publish it once the woken requests have answered (see
+		// Waiter.WaitToAnswer). Not for a timeout: there the waiter is the decider.
+		s.awaitAnswers(answered)
+	}
 	s.bus.Decided(row.ID)
 	if sess, err := s.store.GetSession(ctx, row.SessionID); err == nil {
 		s.publishResolved(sess, row.ID)
@@ -114,6 +113,23 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d store.Deci
 			"origin", row.Origin, "status", d.Status, "via", d.Via)
 	}
 	return done, nil
+}
+
+// awaitAnswers waits until answered closes, at most s.answerWait.
+func (s *Service) awaitAnswers(answered <-chan struct{}) {
+	select {
+	case <-answered:
+		return
+	default:
+	}
+	// Real time, not the service clock: this bounds work in flight, it is no deadline
+	// anyone sees.
+	t := time.NewTimer(s.answerWait)
+	defer t.Stop()
+	select {
+	case <-answered:
+	case <-t.C:
+	}
 }
 
 // Event types on session streams.

@@ -57,8 +57,12 @@ type Options struct {
 	// hung up, the server stopped or was killed — so a retry with the same id can
 	// re-attach, on any replica. It is also the length of the lease a waiter renews.
 	Grace time.Duration
-	Clock Clock
-	Log   *slog.Logger
+	// AnswerWait bounds how long a person's verdict is held back from the streams for
+	// the requests it woke to send their answers (see Waiter.WaitToAnswer); normally
+	// they take tens of microseconds. Default 5ms.
+	AnswerWait time.Duration
+	Clock      Clock
+	Log        *slog.Logger
 }
 
 // Service is the elicitation core.
@@ -70,6 +74,8 @@ type Service struct {
 	grace   time.Duration
 	log     *slog.Logger
 	waiters *waiters
+	// answerWait: see Options.AnswerWait.
+	answerWait time.Duration
 
 	mu         sync.Mutex
 	onResolved []func(e *models.Elicitation)
@@ -93,6 +99,9 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 	if o.Grace <= 0 {
 		o.Grace = 10 * time.Second
 	}
+	if o.AnswerWait <= 0 {
+		o.AnswerWait = 5 * time.Millisecond
+	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
 	}
@@ -101,7 +110,7 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 	}
 	s := &Service{
 		store: st, bus: bus, clock: o.Clock, timeout: o.Timeout, grace: o.Grace, log: o.Log,
-		waiters: newWaiters(), shutdown: make(chan struct{}),
+		waiters: newWaiters(), answerWait: o.AnswerWait, shutdown: make(chan struct{}),
 	}
 	bus.OnDecided(s.waiters.wake)
 	return s
@@ -137,6 +146,16 @@ type Verdict struct {
 	Result Result
 	// Row is the decided row.
 	Row *models.Elicitation
+	// answered tells the decider the answer is out (see Waiter.WaitToAnswer).
+	answered func()
+}
+
+// Answered tells the process that decided the prompt that this request's answer is
+// out, so it may go on publishing the decision. Safe to call on any verdict, again.
+func (v Verdict) Answered() {
+	if v.answered != nil {
+		v.answered()
+	}
 }
 
 // Decided reports whether a human gave a verdict (as opposed to a timeout, abandonment

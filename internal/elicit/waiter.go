@@ -19,7 +19,7 @@ import (
 // requests parked at once, stack is most of what a parked request costs.
 type Waiter struct {
 	s  *Service
-	ch chan *models.Elicitation
+	ch chan wake
 	// row is the prompt as last read, without its params (not needed to finish it).
 	row *models.Elicitation
 	// done is set when the prompt was already decided at attach time.
@@ -72,7 +72,7 @@ func (s *Service) leave(ctx context.Context, row *models.Elicitation) Verdict {
 	return Verdict{Status: models.StatusPending, Row: row}
 }
 
-func newWaiter(s *Service, ch chan *models.Elicitation, row *models.Elicitation) *Waiter {
+func newWaiter(s *Service, ch chan wake, row *models.Elicitation) *Waiter {
 	trimmed := *row
 	trimmed.Params = nil
 	return &Waiter{s: s, ch: ch, row: &trimmed, done: !row.IsPending()}
@@ -89,6 +89,17 @@ func (w *Waiter) Close() { w.s.waiters.remove(w.row.ID, w.ch) }
 // (see Service.Shutdown); at shutdown the verdict's Status is still pending, which
 // callers answer as "no verdict". It unregisters the waiter when it returns.
 func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
+	v, err := w.WaitToAnswer(ctx)
+	v.Answered()
+	return v, err
+}
+
+// WaitToAnswer is Wait for a caller that answers its client itself and calls
+// v.Answered once the answer is out. Until then (at most Options.AnswerWait) the person's
+// verdict is not published: on a small machine the decider's publishing — the event
+// log write, the streams' writes and their readers — competed with the one answer
+// someone is blocked on, and was most of the resolve → answer tail (issue 13).
+func (w *Waiter) WaitToAnswer(ctx context.Context) (Verdict, error) {
 	s := w.s
 	defer w.Close()
 	if w.done {
@@ -102,9 +113,14 @@ func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
 	var recheck <-chan time.Time // set while the row could not be read
 	for {
 		select {
-		case decided := <-w.ch:
-			if decided != nil && !decided.IsPending() {
-				return verdictOf(decided), nil
+		case wk := <-w.ch:
+			if wk.row != nil && !wk.row.IsPending() {
+				v := verdictOf(wk.row)
+				v.answered = wk.answered
+				return v, nil
+			}
+			if wk.answered != nil {
+				wk.answered()
 			}
 		case <-recheck:
 		case <-deadline:

@@ -2,6 +2,7 @@ package elicit
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -11,10 +12,18 @@ import (
 // decision itself, the decided row, which saves the woken request a database read.
 type waiters struct {
 	mu sync.Mutex
-	m  map[string]map[chan *models.Elicitation]struct{}
+	m  map[string]map[chan wake]struct{}
 }
 
-type waiterSet = map[chan *models.Elicitation]struct{}
+type waiterSet = map[chan wake]struct{}
+
+// wake is what a woken waiter receives. row is the decided row (nil: re-read it);
+// answered, set with row, is to be called once the woken request has sent its answer
+// (see Waiter.WaitToAnswer).
+type wake struct {
+	row      *models.Elicitation
+	answered func()
+}
 
 func newWaiters() *waiters { return &waiters{m: map[string]waiterSet{}} }
 
@@ -29,8 +38,8 @@ func (w *waiters) ids() []string {
 	return out
 }
 
-func (w *waiters) add(id string) chan *models.Elicitation {
-	c := make(chan *models.Elicitation, 1)
+func (w *waiters) add(id string) chan wake {
+	c := make(chan wake, 1)
 	w.mu.Lock()
 	set := w.m[id]
 	if set == nil {
@@ -42,7 +51,9 @@ func (w *waiters) add(id string) chan *models.Elicitation {
 	return c
 }
 
-func (w *waiters) remove(id string, c chan *models.Elicitation) {
+// remove unregisters c. A decider's wake it never took is acknowledged, so the
+// decider does not hold back publishing for it.
+func (w *waiters) remove(id string, c chan wake) {
 	w.mu.Lock()
 	if set := w.m[id]; set != nil {
 		delete(set, c)
@@ -51,6 +62,13 @@ func (w *waiters) remove(id string, c chan *models.Elicitation) {
 		}
 	}
 	w.mu.Unlock()
+	select {
+	case wk := <-c:
+		if wk.answered != nil {
+			wk.answered()
+		}
+	default:
+	}
 }
 
 // total reports how many requests are parked right now.
@@ -78,17 +96,36 @@ func (w *waiters) wake(id string) {
 	signal(w.m[id], nil)
 }
 
-// wakeWith hands a row this process just decided to its waiters.
-func (w *waiters) wakeWith(row *models.Elicitation) {
+// wakeWith hands a row this process just decided to its waiters. The returned channel
+// closes once every woken request has sent its answer.
+func (w *waiters) wakeWith(row *models.Elicitation) <-chan struct{} {
+	answered := make(chan struct{})
+	var pending atomic.Int64
+	pending.Store(1) // released below, once every waiter was handed the row
+	ack := func() {
+		if pending.Add(-1) == 0 {
+			close(answered)
+		}
+	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	signal(w.m[row.ID], row)
+	for c := range w.m[row.ID] {
+		pending.Add(1)
+		var once sync.Once
+		select {
+		case c <- wake{row: row, answered: func() { once.Do(ack) }}:
+		default: // already signalled: it re-reads the row and answers on its own time
+			ack()
+		}
+	}
+	w.mu.Unlock()
+	ack()
+	return answered
 }
 
 func signal(set waiterSet, row *models.Elicitation) {
 	for c := range set {
 		select {
-		case c <- row:
+		case c <- wake{row: row}:
 		default: // already signalled
 		}
 	}

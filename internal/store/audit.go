@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"gorm.io/gorm"
@@ -21,26 +22,40 @@ func pgDigests(r string) string {
 
 // decideAndChainSQLite is DecideElicitation on SQLite: the conditional update and the
 // chain append in one transaction (writes are serialized by SQLite's write lock, taken
-// at BEGIN IMMEDIATE).
+// at BEGIN IMMEDIATE). query must return elicitationColumns.
+//
+// It talks to database/sql directly rather than through GORM: this transaction is on
+// the path from a person's verdict to the waiting agent, and GORM's transaction and
+// row-scanning machinery cost about as much as the statements themselves (issue 13).
 func (s *Store) decideAndChainSQLite(ctx context.Context, query string, args []any, d audit.Decision) (*models.Elicitation, error) {
-	var won *models.Elicitation
-	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
-		var rows []models.Elicitation
-		if err := tx.Raw(query, args...).Scan(&rows).Error; err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		won = &rows[0]
-		head, err := chainHead(tx, false)
-		if err != nil {
-			return err
-		}
-		_, err = appendChain(tx, head, d, won.Origin, won.Params, won.Content)
-		return err
-	})
+	db, err := s.wdb.DB()
 	if err != nil {
+		return nil, err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() // a no-op once committed
+	won, err := scanElicitation(tx.QueryRowContext(ctx, query, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil // not pending (or not this session's): nothing to decide
+	}
+	if err != nil {
+		return nil, err
+	}
+	var head ChainHead
+	if err := tx.QueryRowContext(ctx, "SELECT seq, hash FROM audit_head WHERE id = 1").Scan(&head.Seq, &head.Hash); err != nil {
+		return nil, err
+	}
+	exec := func(q string, args ...any) error {
+		_, err := tx.ExecContext(ctx, q, args...)
+		return err
+	}
+	if _, err := appendChain(exec, head, d, won.Origin, won.Params, won.Content); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	return won, nil
@@ -62,15 +77,20 @@ func chainHead(tx *gorm.DB, lock bool) (ChainHead, error) {
 	return h, tx.Raw(q).Scan(&h).Error
 }
 
-// appendChain writes the chain row after head for decision d and moves the head.
-func appendChain(tx *gorm.DB, head ChainHead, d audit.Decision, origin string, params, content []byte) (ChainHead, error) {
+// appendChain writes the chain row after head for decision d and moves the head; exec
+// runs one statement in the caller's transaction.
+func appendChain(exec func(query string, args ...any) error, head ChainHead, d audit.Decision, origin string, params, content []byte) (ChainHead, error) {
 	next := ChainHead{Seq: head.Seq + 1, Hash: audit.Link(d, origin, params, content, head.Hash)}
-	if err := tx.Exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash) VALUES (?, ?, ?, ?)",
-		next.Seq, d.ElicitationID, head.Hash, next.Hash).Error; err != nil {
+	if err := exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash) VALUES (?, ?, ?, ?)",
+		next.Seq, d.ElicitationID, head.Hash, next.Hash); err != nil {
 		return head, err
 	}
-	return next, tx.Exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1",
-		next.Seq, head.Hash, next.Hash).Error
+	return next, exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1", next.Seq, head.Hash, next.Hash)
+}
+
+// gormExec is appendChain's exec for a GORM transaction.
+func gormExec(tx *gorm.DB) func(string, ...any) error {
+	return func(q string, args ...any) error { return tx.Exec(q, args...).Error }
 }
 
 // AuditHead reads the chain's head: its last sequence number and hash.
@@ -129,7 +149,7 @@ func (s *Store) chainUnchainedBatch(ctx context.Context) (int, error) {
 				if r.ResolvedAt != nil {
 					d.ResolvedAt = *r.ResolvedAt
 				}
-				if head, err = appendChain(tx, head, d, r.Origin, []byte(r.Params), []byte(deref(r.Content))); err != nil {
+				if head, err = appendChain(gormExec(tx), head, d, r.Origin, []byte(r.Params), []byte(deref(r.Content))); err != nil {
 					return err
 				}
 			}

@@ -86,12 +86,12 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 		query += ` AND lease_until = ?`
 		args = append(args, d.SeenLease)
 	}
-	query += ` RETURNING *`
 	decision := audit.Decision{ElicitationID: id, SessionID: sessionID, Status: d.Status, Action: d.Action,
 		ResolvedBy: d.By, ResolvedVia: d.Via, ResolvedAt: d.At, RuleID: d.RuleID}
 	if s.dialect == SQLite {
-		return s.decideAndChainSQLite(ctx, query, args, decision)
+		return s.decideAndChainSQLite(ctx, query+` RETURNING `+elicitationColumns, args, decision)
 	}
+	query += ` RETURNING *`
 	// The note that wakes waiters on other replicas goes out with the commit itself:
 	// no window in which the decision is stored but nobody is told.
 	query = `WITH d AS (` + query + `),
