@@ -41,6 +41,7 @@ func TestMetricsCountPromptsAndDecisions(t *testing.T) {
 		`gatehouse_elicitations_decided_total{action="decline",origin="claude_permission",status="resolved"} 1`,
 		`gatehouse_elicitations_pending 0`,
 		`gatehouse_time_to_decision_seconds_count{origin="claude_permission"} 1`,
+		`gatehouse_verdict_commit_seconds_count 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("metrics lack %q:\n%s", want, body)

@@ -92,6 +92,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	defer a.Close()
+	if cfg.PprofAddr != "" {
+		addr, err := servePprof(cfg.PprofAddr, log)
+		if err != nil {
+			log.Error("pprof listen failed", "addr", cfg.PprofAddr, "err", err)
+			return 1
+		}
+		log.Info("runtime profiles", "url", "http://"+addr.String()+"/debug/pprof/")
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		log.Error("listen failed", "addr", cfg.Addr, "err", err)

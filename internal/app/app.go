@@ -147,6 +147,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		OpenStreams: guard.Open, InboxLoads: box.Loads})
 	core.OnOpened(m.Opened)
 	core.OnResolved(m.Decided)
+	core.OnVerdictCommitted(m.VerdictCommitted)
 	var run handlers.Runner
 	if runnerEvents != nil {
 		core.OnResolved(runnerEvents.ForwardVerdict)

@@ -15,7 +15,10 @@ import (
 
 // Config is every runtime setting.
 type Config struct {
-	Addr               string
+	Addr string
+	// PprofAddr, when set, serves Go's runtime profiles (net/http/pprof) on a listener
+	// of their own — never on Addr, where they would be open to every client.
+	PprofAddr          string
 	DatabaseURL        string
 	Auth               string
 	AuthHeader         string
@@ -79,6 +82,7 @@ type setting struct {
 
 var settings = []setting{
 	{"addr", "GATEHOUSE_ADDR", "127.0.0.1:8080", "listen address"},
+	{"pprof-addr", "GATEHOUSE_PPROF_ADDR", "", "listen address for Go's runtime profiles (/debug/pprof/); empty: off. Keep it on loopback"},
 	{"database-url", "GATEHOUSE_DATABASE_URL", "sqlite://./data/gatehouse.db", "sqlite://PATH or postgres://…"},
 	{"auth", "GATEHOUSE_AUTH", "none", "none (single user 'local'), header (identity from a trusted proxy) or oidc (sign-in with an OpenID Connect provider)"},
 	{"auth-header", "GATEHOUSE_AUTH_HEADER", "X-Forwarded-Email", "identity header in header mode"},
@@ -138,7 +142,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	get := func(k string) string { return strings.TrimSpace(*vals[k]) }
 	c := &Config{
-		Addr: get("addr"), DatabaseURL: get("database-url"), Auth: get("auth"), AuthHeader: get("auth-header"),
+		Addr: get("addr"), PprofAddr: get("pprof-addr"), DatabaseURL: get("database-url"), Auth: get("auth"), AuthHeader: get("auth-header"),
 		ElicitationMode: get("elicitation-mode"), PublicURL: strings.TrimRight(get("public-url"), "/"),
 		RunnerURL: strings.TrimRight(get("runner-url"), "/"), PolicyFile: get("policy-file"), MCPServers: get("mcp-servers"),
 		SessionSecret: get("session-secret"), LogFormat: get("log-format"),

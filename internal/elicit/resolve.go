@@ -71,7 +71,17 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d store.Deci
 	// A decision must not be half-done because the person's HTTP client hung up: once
 	// the statement is sent, waking and publishing follow whatever the caller does.
 	ctx = context.WithoutCancel(ctx)
+	start := time.Now()
 	done, err := s.store.DecideElicitation(ctx, id, sessionID, d)
+	if done != nil && d.Status == models.StatusResolved {
+		took := time.Since(start)
+		s.mu.Lock()
+		timed := append([]func(time.Duration){}, s.onCommit...)
+		s.mu.Unlock()
+		for _, f := range timed {
+			f(took)
+		}
+	}
 	if err != nil {
 		// The commit may have happened even so: let every waiter re-read the row.
 		s.waiters.wake(id)

@@ -80,6 +80,7 @@ type Service struct {
 	mu         sync.Mutex
 	onResolved []func(e *models.Elicitation)
 	onOpened   []func(e *models.Elicitation)
+	onCommit   []func(took time.Duration)
 
 	// shutdown is closed when the server stops: every parked request answers at once.
 	shutdown     chan struct{}
@@ -130,6 +131,15 @@ func (s *Service) OnResolved(f func(e *models.Elicitation)) {
 func (s *Service) OnOpened(f func(e *models.Elicitation)) {
 	s.mu.Lock()
 	s.onOpened = append(s.onOpened, f)
+	s.mu.Unlock()
+}
+
+// OnVerdictCommitted registers a callback told how long each verdict's commit took (the
+// conditional update with its audit chain append): the durable part of resolve →
+// answer, which the metrics export so the benchmark can say what a slow verdict spent.
+func (s *Service) OnVerdictCommitted(f func(took time.Duration)) {
+	s.mu.Lock()
+	s.onCommit = append(s.onCommit, f)
 	s.mu.Unlock()
 }
 

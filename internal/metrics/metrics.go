@@ -36,6 +36,7 @@ type Metrics struct {
 	created  *prometheus.CounterVec
 	decided  *prometheus.CounterVec
 	decision *prometheus.HistogramVec
+	commit   prometheus.Histogram
 }
 
 // New registers every collector on a fresh registry.
@@ -55,8 +56,14 @@ func New(src Sources) *Metrics {
 			Help:    "Time from parking a prompt to its verdict, by origin.",
 			Buckets: []float64{0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600, 4 * 3600, 24 * 3600},
 		}, []string{"origin"}),
+		commit: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "gatehouse_verdict_commit_seconds",
+			Help: "Time to commit a person's verdict (the conditional update and its audit chain append), in this process.",
+			Buckets: []float64{50e-6, 75e-6, 100e-6, 125e-6, 150e-6, 200e-6, 250e-6, 300e-6, 400e-6, 500e-6, 750e-6,
+				1e-3, 1.5e-3, 2e-3, 3e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1},
+		}),
 	}
-	reg.MustRegister(m.created, m.decided, m.decision,
+	reg.MustRegister(m.created, m.decided, m.decision, m.commit,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if src.Pending != nil {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -108,6 +115,9 @@ func (m *Metrics) Decided(e *models.Elicitation) {
 		m.decision.WithLabelValues(e.Origin).Observe(e.ResolvedAt.Sub(e.CreatedAt).Seconds())
 	}
 }
+
+// VerdictCommitted observes how long a verdict's commit took.
+func (m *Metrics) VerdictCommitted(took time.Duration) { m.commit.Observe(took.Seconds()) }
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
