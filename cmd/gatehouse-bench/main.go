@@ -197,8 +197,15 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 	// loopback receiver; nothing is notified until a person configures a channel. The
 	// fan-out measurement holds thousands of streams as one person, far past the
 	// per-person cap meant for people.
+	// --pprof-addr: when a target is missed, the bench profiles the server to say what
+	// the time or memory went to.
+	pprofAddr, err := freeAddr()
+	if err != nil {
+		t.note(db, "no port for the server's profiles: "+err.Error())
+		return
+	}
 	srv, err := startProc(bin, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json", "--notify-allow-private",
-		"--max-streams-per-user", strconv.Itoa(max(subs+64, 32))},
+		"--max-streams-per-user", strconv.Itoa(max(subs+64, 32)), "--pprof-addr", pprofAddr},
 		[]string{"GATEHOUSE_SESSION_SECRET=" + strings.Repeat("b", 32)})
 	if err != nil {
 		t.note(db, "server did not start: "+err.Error())
@@ -206,6 +213,7 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 	}
 	defer srv.stop()
 	hc := newHTTP(256)
+	pp := &pprofClient{base: "http://" + pprofAddr, hc: newHTTP(4)}
 	sid, err := newSession(hc, srv.URL)
 	if err != nil {
 		t.note(db, "session: "+err.Error())
@@ -220,6 +228,7 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 	f, p := cmp.durCells(hz50, func(b *baselineFigures) time.Duration { return percentile(b.Healthz, 50) })
 	t.vs(db, "healthz round trip p50 (baseline)", fmtDur(hz50), f, p, "—", "—")
 
+	commitBefore, _ := scrapeHistogram(hc, srv.URL, commitHistogram)
 	lat, park, err := gatehouseResolveLatency(hc, srv.URL, sid, iters, nil)
 	if err != nil {
 		t.note(db, "resolve latency: "+err.Error())
@@ -227,33 +236,36 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 		p50, p99 := percentile(lat, 50), percentile(lat, 99)
 		f50, f99 := percentile(cmp.floor.Resolve, 50), percentile(cmp.floor.Resolve, 99)
 		lim50, lim99 := resolveTargets(db)
+		met50, met99 := float64(p50) <= lim50*float64(f50), float64(p99) <= lim99*float64(f99)
 		f, p := cmp.durCells(p50, resolveP(50))
 		t.vs(db, "resolve → hook answered p50", fmtDur(p50), f, p, "—",
-			verdict(fmt.Sprintf("≤ %g× floor", lim50), float64(p50) <= lim50*float64(f50)))
+			verdict(fmt.Sprintf("≤ %g× floor", lim50), met50))
 		f, p = cmp.durCells(p99, resolveP(99))
 		t.vs(db, "resolve → hook answered p99", fmtDur(p99), f, p, "—",
-			verdict(fmt.Sprintf("≤ %g× floor", lim99), float64(p99) <= lim99*float64(f99)))
+			verdict(fmt.Sprintf("≤ %g× floor", lim99), met99))
+		ahead := true
 		if cmp.peer != nil {
 			q50, q99 := percentile(cmp.peer.Resolve, 50), percentile(cmp.peer.Resolve, 99)
+			ahead = p50 < q50 && p99 < q99
 			t.vs(db, "resolve → hook answered: ahead of the peer", fmt.Sprintf("p50 %s, p99 %s", fmtDur(p50), fmtDur(p99)), "—",
-				fmt.Sprintf("p50 %s, p99 %s", fmtDur(q50), fmtDur(q99)), "—", verdict("faster at p50 and p99", p50 < q50 && p99 < q99))
+				fmt.Sprintf("p50 %s, p99 %s", fmtDur(q50), fmtDur(q99)), "—", verdict("faster at p50 and p99", ahead))
 		} else {
 			t.vs(db, "resolve → hook answered: ahead of the peer", fmt.Sprintf("p50 %s, p99 %s", fmtDur(p50), fmtDur(p99)), "—", "—", "—",
 				"faster at p50 and p99: not measured (no peer)")
+		}
+		if !met50 || !met99 || !ahead {
+			commitAfter, _ := scrapeHistogram(hc, srv.URL, commitHistogram)
+			t.note(db, "why resolve → hook answered missed: "+whyResolve(commitBefore, commitAfter, pp, func() error {
+				_, _, err := gatehouseResolveLatency(hc, srv.URL, sid, profiledResolves, nil)
+				return err
+			}))
 		}
 		// Right after, on the same server and session: the same with notifications on.
 		notifyLatency(t, db, hc, srv.URL, sid, iters, lat, park, cmp)
 	}
 
 	hzRate, err1 := throughput(16, dur, func() error { return getOK(bgctx(), hc, srv.URL+"/healthz") })
-	evRate, err2 := throughput(16, dur, func() error {
-		code, body, err := postJSON(bgctx(), hc, srv.URL+"/v1/sessions/"+sid+"/policies/evaluate",
-			map[string]any{"event": map[string]any{"type": "PHASE_TOOL_CALL", "target": "Read", "data": map[string]any{"name": "Read", "arguments": map[string]any{"file_path": "/tmp/x"}}}})
-		if err == nil && (code != 200 || !strings.Contains(string(body), "POLICY_ACTION_ALLOW")) {
-			err = fmt.Errorf("evaluate answered %d %s", code, body)
-		}
-		return err
-	})
+	evRate, err2 := throughput(16, dur, evaluateAllow(hc, srv.URL, sid))
 	rateCell := func(b *baselineFigures) string {
 		if b == nil {
 			return "—"
@@ -269,6 +281,10 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 		t.vs(db, "healthz throughput (baseline)", fmt.Sprintf("%.0f/s", hzRate), rateCell(cmp.floor), rateCell(cmp.peer), "—", "—")
 		t.row(db, "policies/evaluate → ALLOW throughput", fmt.Sprintf("%.0f/s", evRate), fmt.Sprintf("healthz %.0f/s", hzRate), fmt.Sprintf("%.2f×", evRate/hzRate),
 			verdict("≥ 1× healthz", evRate >= hzRate))
+		if evRate < hzRate {
+			t.note(db, "why policies/evaluate missed: "+whyThroughput(pp, 2*time.Second,
+				func() error { return getOK(bgctx(), hc, srv.URL+"/healthz") }, evaluateAllow(hc, srv.URL, sid)))
+		}
 	}
 
 	got, p99, err := fanout(srv.URL, sid, subs)
@@ -279,7 +295,7 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 		t.row(db, "fan-out p99 (prompt parked → subscriber has it)", fmtDur(p99), "—", "—", verdict("≤ 50ms", got == subs && p99 <= 50*time.Millisecond))
 	}
 
-	capRes, err := gatehouseCapacity(srv, srv.URL, sid, parked)
+	capRes, err := gatehouseCapacity(srv, pp, srv.URL, sid, parked)
 	if err != nil {
 		t.note(db, "capacity: "+err.Error())
 	} else {
@@ -299,5 +315,8 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 			verdict("all", capRes.Correct == capRes.Parked))
 		t.vs(db, "server memory per parked request", fmt.Sprintf("%.1f KiB", capRes.KiBPerParked), memCell(cmp.floor), memCell(cmp.peer), "—",
 			verdict("≤ 24 KiB", capRes.KiBPerParked <= 24))
+		if capRes.KiBPerParked > 24 {
+			t.note(db, "why memory per parked request missed: "+capRes.Why)
+		}
 	}
 }

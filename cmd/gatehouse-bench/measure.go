@@ -143,17 +143,20 @@ type latencyHooks struct {
 type capacityResult struct {
 	Parked, Correct int
 	KiBPerParked    float64
+	// Why is what the server's runtime holds per parked request (Gatehouse only).
+	Why string
 }
 
 // gatehouseCapacity parks n hooks at once, measures the server's memory per parked
 // request, then resolves them all (alternating accept/decline) and checks every answer.
-func gatehouseCapacity(p *proc, base, sid string, n int) (capacityResult, error) {
+func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capacityResult, error) {
 	hc := newHTTP(n + 64)
 	defer hc.CloseIdleConnections()
 	before, err := p.rssKiB()
 	if err != nil {
 		return capacityResult{}, err
 	}
+	runtimeBefore := runtimeGauges(hc, base)
 	ids := make([]string, n)
 	results := make([]string, n)
 	var wg sync.WaitGroup
@@ -189,6 +192,7 @@ func gatehouseCapacity(p *proc, base, sid string, n int) (capacityResult, error)
 		return capacityResult{}, err
 	}
 	res := capacityResult{Parked: n, KiBPerParked: float64(after-before) / float64(n)}
+	res.Why = whyMemory(runtimeBefore, runtimeGauges(hc, base), pp, n)
 	// Resolve all.
 	var rw sync.WaitGroup
 	work := make(chan int)
@@ -325,4 +329,41 @@ func fanout(base, sid string, subs int) (received int, p99 time.Duration, err er
 		}
 	}
 	return int(got.Load()), percentile(ok, 99), nil
+}
+
+// runtimeGauges reads the Go runtime's goroutine count and stack and heap bytes in use
+// from /metrics (missing ones read as 0).
+func runtimeGauges(hc *http.Client, base string) map[string]float64 {
+	out := map[string]float64{}
+	for _, name := range []string{"go_goroutines", "go_memstats_stack_inuse_bytes", "go_memstats_heap_inuse_bytes"} {
+		out[name], _ = gauge(hc, base, name)
+	}
+	return out
+}
+
+// whyMemory says what the server's runtime holds per parked request: goroutines, their
+// stacks, heap in use and the functions that allocated most of it (pprof).
+func whyMemory(before, after map[string]float64, pp *pprofClient, n int) string {
+	per := func(k string) float64 { return (after[k] - before[k]) / float64(n) }
+	why := fmt.Sprintf("per parked request the server holds %.1f goroutines (net/http's connection goroutine and its background reader), %.1f KiB of goroutine stacks and %.1f KiB of heap in use",
+		per("go_goroutines"), per("go_memstats_stack_inuse_bytes")/1024, per("go_memstats_heap_inuse_bytes")/1024)
+	if pp != nil {
+		if prof, err := pp.heap(); err == nil {
+			why += "; the largest in-use heap by allocating function, whole process, per parked request (pprof): " + heapTop(prof, n, 5)
+		}
+	}
+	return why + "; the rest of the resident growth is heap the Go runtime keeps after the burst of parking"
+}
+
+// evaluateAllow posts a policies/evaluate request the default policies allow and
+// checks the answer.
+func evaluateAllow(hc *http.Client, base, sid string) func() error {
+	return func() error {
+		code, body, err := postJSON(bgctx(), hc, base+"/v1/sessions/"+sid+"/policies/evaluate",
+			map[string]any{"event": map[string]any{"type": "PHASE_TOOL_CALL", "target": "Read", "data": map[string]any{"name": "Read", "arguments": map[string]any{"file_path": "/tmp/x"}}}})
+		if err == nil && (code != 200 || !strings.Contains(string(body), "POLICY_ACTION_ALLOW")) {
+			err = fmt.Errorf("evaluate answered %d %s", code, body)
+		}
+		return err
+	}
 }
