@@ -54,8 +54,14 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 		w   *elicit.Waiter
 		err error
 	}
+	select {
+	case s.preparing <- struct{}{}:
+	case <-c.Request().Context().Done():
+		return nil // the client left while waiting for a slot: nothing was parked
+	}
 	ch := make(chan ready, 1)
 	go func() {
+		defer func() { <-s.preparing }()
 		h, err := prepare()
 		if err != nil || h.immediate != nil || !h.level.CanPark() {
 			ch <- ready{h: h, err: err}
@@ -66,6 +72,8 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 			return
 		}
 		w, err := s.elicit.Attach(c.Request().Context(), h.prompt)
+		// The params are stored and published now; the wait needs none of them.
+		h.prompt.Params = nil
 		ch <- ready{h: h, w: w, err: err}
 	}()
 	r := <-ch

@@ -101,14 +101,24 @@ type Server struct {
 	oidc      *auth.OIDC
 	notify    *notify.Service
 	slack     *notifyslack.Interactions
+	// preparing bounds how many requests prepare a park at once (see parkHook).
+	preparing chan struct{}
 }
+
+// prepareSlots is how many requests may prepare a park at once: read, authorize and
+// write the prompt. The database takes one write at a time (SQLite) or a pool's worth
+// (Postgres), so more in flight only queue there — each on a goroutine whose stack
+// grew deep in the ORM, which is what thousands of requests parking at once cost in
+// memory (issue 13). The rest wait for a slot on a goroutine that stayed small.
+const prepareSlots = 64
 
 // New builds the Echo app with every route.
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
-		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, notify: d.Notify, slack: d.Slack}
+		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, notify: d.Notify, slack: d.Slack,
+		preparing: make(chan struct{}, prepareSlots)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
