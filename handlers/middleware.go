@@ -172,8 +172,13 @@ type readAgain struct {
 
 func (b readAgain) Read(p []byte) (int, error) {
 	n, err := b.Reader.Read(p)
-	if err == io.EOF && b.err != nil {
-		return n, b.err
+	if err == io.EOF {
+		// Read to the end: let the bytes go, or a parked request would hold its
+		// body for as long as it waits.
+		b.Reader.Reset(nil)
+		if b.err != nil {
+			return n, b.err
+		}
 	}
 	return n, err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os" // tmpsave
 	"bufio"
 	"fmt"
 	"io"
@@ -63,6 +64,11 @@ func (p *pprofClient) cpuDuring(d time.Duration, run func() error) (*profile.Pro
 	}()
 	runErr := run()
 	g := <-ch
+	if dir := os.Getenv("TMPSAVE"); dir != "" && g.prof != nil { // tmpsave
+		f, _ := os.Create(fmt.Sprintf("%s/cpu-%d.pb.gz", dir, time.Now().UnixNano())) // tmpsave
+		g.prof.Write(f)                                                         // tmpsave
+		f.Close()                                                               // tmpsave
+	} // tmpsave
 	if runErr != nil {
 		return nil, runErr
 	}
@@ -244,7 +250,7 @@ const commitHistogram = "gatehouse_verdict_commit_seconds"
 
 // profiledResolves is how many park → resolve rounds run under the CPU profiler when
 // the latency targets were missed (the table's figures come from unprofiled rounds).
-const profiledResolves = 200
+const profiledResolves = 1000
 
 // whyResolve explains a missed resolve → answer target: the commit's share, from the
 // server's own histogram over the measured rounds, and where the server's CPU went
@@ -258,7 +264,7 @@ func whyResolve(before, after histogram, pp *pprofClient, rounds func() error) s
 			fmtDur(c50), fmtDur(c99), commitHistogram))
 	}
 	start := time.Now()
-	prof, err := pp.cpuDuring(2*time.Second, rounds)
+	prof, err := pp.cpuDuring(3*time.Second, rounds)
 	if err == nil {
 		shares, total := cpuBreakdown(prof)
 		parts = append(parts, fmt.Sprintf("a park and its verdict cost the server %s of CPU (pprof over %d more rounds in %s): %s",

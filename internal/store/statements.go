@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+
+	"gorm.io/gorm"
+)
+
+// statements runs the statements of one transaction, through GORM or through
+// database/sql directly — the latter where the ORM's per-statement cost showed on a
+// hot path (issue 13) — so that such a transaction is written once for both.
+type statements interface {
+	// exec runs a statement and reports the rows it affected.
+	exec(query string, args ...any) (int64, error)
+	// queryRow runs a statement returning one row and scans it into dest.
+	queryRow(query string, args []any, dest ...any) error
+}
+
+// gormTx runs statements in a GORM transaction.
+type gormTx struct{ tx *gorm.DB }
+
+func (g gormTx) exec(query string, args ...any) (int64, error) {
+	res := g.tx.Exec(query, args...)
+	return res.RowsAffected, res.Error
+}
+
+func (g gormTx) queryRow(query string, args []any, dest ...any) error {
+	// Rows, not Row: its errors pass through the dialector's translation
+	// (errs.ErrUnavailable on Postgres; see markUnavailableRows).
+	rows, err := g.tx.Raw(query, args...).Rows()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// sqlTx runs statements in a database/sql transaction.
+type sqlTx struct {
+	ctx context.Context
+	tx  *sql.Tx
+}
+
+func (t sqlTx) exec(query string, args ...any) (int64, error) {
+	res, err := t.tx.ExecContext(t.ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t sqlTx) queryRow(query string, args []any, dest ...any) error {
+	return t.tx.QueryRowContext(t.ctx, query, args...).Scan(dest...)
+}
