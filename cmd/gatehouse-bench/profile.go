@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os" // tmpsave
 	"bufio"
 	"fmt"
 	"io"
@@ -64,11 +63,6 @@ func (p *pprofClient) cpuDuring(d time.Duration, run func() error) (*profile.Pro
 	}()
 	runErr := run()
 	g := <-ch
-	if dir := os.Getenv("TMPSAVE"); dir != "" && g.prof != nil { // tmpsave
-		f, _ := os.Create(fmt.Sprintf("%s/cpu-%d.pb.gz", dir, time.Now().UnixNano())) // tmpsave
-		g.prof.Write(f)                                                         // tmpsave
-		f.Close()                                                               // tmpsave
-	} // tmpsave
 	if runErr != nil {
 		return nil, runErr
 	}
