@@ -193,27 +193,13 @@ func resolveTargets(db string) (p50, p99 float64) {
 }
 
 func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs int, dur time.Duration) {
-	// --notify-allow-private lets the notifications-on latency run post to the bench's
-	// loopback receiver; nothing is notified until a person configures a channel. The
-	// fan-out measurement holds thousands of streams as one person, far past the
-	// per-person cap meant for people.
-	// --pprof-addr: when a target is missed, the bench profiles the server to say what
-	// the time or memory went to.
-	pprofAddr, err := freeAddr()
-	if err != nil {
-		t.note(db, "no port for the server's profiles: "+err.Error())
-		return
-	}
-	srv, err := startProc(bin, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json", "--notify-allow-private",
-		"--max-streams-per-user", strconv.Itoa(max(subs+64, 32)), "--pprof-addr", pprofAddr},
-		[]string{"GATEHOUSE_SESSION_SECRET=" + strings.Repeat("b", 32)})
+	srv, pp, err := startGatehouse(bin, url, subs)
 	if err != nil {
 		t.note(db, "server did not start: "+err.Error())
 		return
 	}
 	defer srv.stop()
 	hc := newHTTP(256)
-	pp := &pprofClient{base: "http://" + pprofAddr, hc: newHTTP(4)}
 	sid, err := newSession(hc, srv.URL)
 	if err != nil {
 		t.note(db, "session: "+err.Error())
@@ -295,6 +281,56 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 		t.row(db, "fan-out p99 (prompt parked → subscriber has it)", fmtDur(p99), "—", "—", verdict("≤ 50ms", got == subs && p99 <= 50*time.Millisecond))
 	}
 
+	// Memory on a server of its own, after the history the floor and the peer had
+	// before theirs (resolve rounds, a healthz throughput run) and nothing more: the
+	// fan-out's 2,000 streams leave heap free that parked requests would reuse,
+	// flattering the resident figure, and their teardown would still be running.
+	srv.stop()
+	capacity(t, db, bin, url, cmp, iters, parked, dur)
+}
+
+// startGatehouse starts a Gatehouse server on url for the bench, with its runtime
+// profiles on a port of their own. --notify-allow-private lets the notifications-on
+// latency run post to the bench's loopback receiver; nothing is notified until a
+// person configures a channel. The fan-out measurement holds thousands of streams as
+// one person, far past the per-person cap meant for people. --pprof-addr: when a
+// target is missed, the bench profiles the server to say what the time or memory
+// went to.
+func startGatehouse(bin, url string, subs int) (*proc, *pprofClient, error) {
+	pprofAddr, err := freeAddr()
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := startProc(bin, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json", "--notify-allow-private",
+		"--max-streams-per-user", strconv.Itoa(max(subs+64, 32)), "--pprof-addr", pprofAddr},
+		[]string{"GATEHOUSE_SESSION_SECRET=" + strings.Repeat("b", 32)})
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, &pprofClient{base: "http://" + pprofAddr, hc: newHTTP(4)}, nil
+}
+
+// capacity parks many requests at once on a fresh server whose history matches the
+// baselines' (resolve rounds, healthz throughput) and reports memory per parked request.
+func capacity(t *table, db, bin, url string, cmp *comparison, iters, parked int, dur time.Duration) {
+	srv, pp, err := startGatehouse(bin, url, 0)
+	if err != nil {
+		t.note(db, "capacity: server did not start: "+err.Error())
+		return
+	}
+	defer srv.stop()
+	hc := newHTTP(256)
+	sid, err := newSession(hc, srv.URL)
+	if err == nil {
+		_, _, err = gatehouseResolveLatency(hc, srv.URL, sid, iters, nil)
+	}
+	if err == nil {
+		_, err = throughput(16, dur, func() error { return getOK(bgctx(), hc, srv.URL+"/healthz") })
+	}
+	if err != nil {
+		t.note(db, "capacity warm-up: "+err.Error())
+		return
+	}
 	capRes, err := gatehouseCapacity(srv, pp, srv.URL, sid, parked)
 	if err != nil {
 		t.note(db, "capacity: "+err.Error())

@@ -331,28 +331,29 @@ func fanout(base, sid string, subs int) (received int, p99 time.Duration, err er
 	return int(got.Load()), percentile(ok, 99), nil
 }
 
-// runtimeGauges reads the Go runtime's goroutine count and stack and heap bytes in use
-// from /metrics (missing ones read as 0).
+// runtimeGauges reads the Go runtime's goroutine count and stack bytes in use from
+// /metrics (missing ones read as 0).
 func runtimeGauges(hc *http.Client, base string) map[string]float64 {
 	out := map[string]float64{}
-	for _, name := range []string{"go_goroutines", "go_memstats_stack_inuse_bytes", "go_memstats_heap_inuse_bytes"} {
+	for _, name := range []string{"go_goroutines", "go_memstats_stack_inuse_bytes"} {
 		out[name], _ = gauge(hc, base, name)
 	}
 	return out
 }
 
 // whyMemory says what the server's runtime holds per parked request: goroutines, their
-// stacks, heap in use and the functions that allocated most of it (pprof).
+// stacks, and the live heap with the functions that allocated most of it (pprof).
 func whyMemory(before, after map[string]float64, pp *pprofClient, n int) string {
 	per := func(k string) float64 { return (after[k] - before[k]) / float64(n) }
-	why := fmt.Sprintf("per parked request the server holds %.1f goroutines (net/http's connection goroutine and its background reader), %.1f KiB of goroutine stacks and %.1f KiB of heap in use",
-		per("go_goroutines"), per("go_memstats_stack_inuse_bytes")/1024, per("go_memstats_heap_inuse_bytes")/1024)
+	why := fmt.Sprintf("per parked request the server holds %.1f goroutines (net/http's connection goroutine and its background reader) with %.1f KiB of stacks",
+		per("go_goroutines"), per("go_memstats_stack_inuse_bytes")/1024)
 	if pp != nil {
 		if prof, err := pp.heap(); err == nil {
-			why += "; the largest in-use heap by allocating function, whole process, per parked request (pprof): " + heapTop(prof, n, 5)
+			live, top := heapTop(prof, n, 5)
+			why += fmt.Sprintf(" and %.1f KiB of live heap (whole process, after a collection; pprof), most of it from %s", live, top)
 		}
 	}
-	return why + "; the rest of the resident growth is heap the Go runtime keeps after the burst of parking"
+	return why + "; the rest of the resident growth is heap the Go runtime grew to while parking them (a collection is due only once the heap doubles) and keeps"
 }
 
 // evaluateAllow posts a policies/evaluate request the default policies allow and

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -22,7 +23,8 @@ type proc struct {
 	URL string
 	// exited, when set, is closed once the process has been waited for (by whoever
 	// started it); stop then waits on it instead of calling Wait again.
-	exited chan struct{}
+	exited   chan struct{}
+	stopOnce sync.Once
 }
 
 // startProc runs bin with args and waits for its "… running at URL" line.
@@ -57,7 +59,10 @@ func startProc(bin string, args []string, env []string) (*proc, error) {
 	}
 }
 
-func (p *proc) stop() {
+// stop ends the process (SIGINT, then SIGKILL after 15s); later calls do nothing.
+func (p *proc) stop() { p.stopOnce.Do(p.stopNow) }
+
+func (p *proc) stopNow() {
 	p.cmd.Process.Signal(os.Interrupt)
 	done := p.exited
 	if done == nil {

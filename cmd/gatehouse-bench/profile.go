@@ -136,9 +136,9 @@ func fmtShares(shares []cpuShare, total int64, n int) string {
 	return strings.Join(parts, ", ")
 }
 
-// heapTop names the n functions holding the most in-use heap, each per unit (a parked
-// request) in KiB.
-func heapTop(prof *profile.Profile, units, n int) string {
+// heapTop sums a heap profile's in-use bytes per unit (a parked request) in KiB and
+// names the n functions that allocated the most of it.
+func heapTop(prof *profile.Profile, units, n int) (kib float64, top string) {
 	idx := -1
 	for i, st := range prof.SampleType {
 		if st.Type == "inuse_space" {
@@ -146,10 +146,12 @@ func heapTop(prof *profile.Profile, units, n int) string {
 		}
 	}
 	if idx < 0 || units == 0 {
-		return ""
+		return 0, ""
 	}
 	by := map[string]int64{}
+	var total int64
 	for _, s := range prof.Sample {
+		total += s.Value[idx]
 		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 {
 			by[s.Location[0].Line[0].Function.Name] += s.Value[idx]
 		}
@@ -167,7 +169,7 @@ func heapTop(prof *profile.Profile, units, n int) string {
 	for i := 0; i < n && i < len(fns); i++ {
 		parts = append(parts, fmt.Sprintf("%s %.1f KiB", fns[i].name, float64(fns[i].bytes)/1024/float64(units)))
 	}
-	return strings.Join(parts, ", ")
+	return float64(total) / 1024 / float64(units), strings.Join(parts, ", ")
 }
 
 // histogram is a Prometheus histogram as scraped: cumulative counts by upper bound.
