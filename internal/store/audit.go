@@ -28,34 +28,29 @@ func pgDigests(r string) string {
 // the path from a person's verdict to the waiting agent, and GORM's transaction and
 // row-scanning machinery cost about as much as the statements themselves (issue 13).
 func (s *Store) decideAndChainSQLite(ctx context.Context, query string, args []any, d audit.Decision) (*models.Elicitation, error) {
-	db, err := s.wdb.DB()
-	if err != nil {
-		return nil, err
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback() // a no-op once committed
-	won, err := scanElicitation(tx.QueryRowContext(ctx, query, args...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil // not pending (or not this session's): nothing to decide
-	}
-	if err != nil {
-		return nil, err
-	}
-	var head ChainHead
-	if err := tx.QueryRowContext(ctx, "SELECT seq, hash FROM audit_head WHERE id = 1").Scan(&head.Seq, &head.Hash); err != nil {
-		return nil, err
-	}
-	exec := func(q string, args ...any) error {
-		_, err := tx.ExecContext(ctx, q, args...)
+	var won *models.Elicitation
+	err := s.writeSQL(ctx, func(tx sqlTx) error {
+		var err error
+		won, err = scanElicitation(tx.tx.QueryRowContext(ctx, query, args...))
+		if errors.Is(err, sql.ErrNoRows) {
+			won = nil
+			return nil // not pending (or not this session's): nothing to decide
+		}
+		if err != nil {
+			return err
+		}
+		var head ChainHead
+		if err := tx.queryRow("SELECT seq, hash FROM audit_head WHERE id = 1", nil, &head.Seq, &head.Hash); err != nil {
+			return err
+		}
+		exec := func(q string, args ...any) error {
+			_, err := tx.exec(q, args...)
+			return err
+		}
+		_, err = appendChain(exec, head, d, won.Origin, won.Params, won.Content)
 		return err
-	}
-	if _, err := appendChain(exec, head, d, won.Origin, won.Params, won.Content); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	return won, nil

@@ -70,20 +70,13 @@ func (s *Store) AppendEvents(ctx context.Context, evs []LoggedEvent, notify func
 }
 
 func (s *Store) appendEventsSQL(ctx context.Context, evs []LoggedEvent) ([]SessionEvent, error) {
-	db, err := s.wdb.DB()
-	if err != nil {
-		return nil, err
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback() // a no-op once committed
-	rows, err := appendEvents(sqlTx{ctx, tx}, evs)
-	if err != nil {
-		return nil, err
-	}
-	return rows, tx.Commit()
+	var rows []SessionEvent
+	err := s.writeSQL(ctx, func(tx sqlTx) error {
+		var err error
+		rows, err = appendEvents(tx, evs)
+		return err
+	})
+	return rows, err
 }
 
 // appendEvents is AppendEvents' work inside its transaction.

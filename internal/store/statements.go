@@ -62,3 +62,21 @@ func (t sqlTx) exec(query string, args ...any) (int64, error) {
 func (t sqlTx) queryRow(query string, args []any, dest ...any) error {
 	return t.tx.QueryRowContext(t.ctx, query, args...).Scan(dest...)
 }
+
+// writeSQL runs fn in a database/sql transaction on the write pool and commits it when
+// fn returns nil.
+func (s *Store) writeSQL(ctx context.Context, fn func(tx sqlTx) error) error {
+	db, err := s.wdb.DB()
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // a no-op once committed
+	if err := fn(sqlTx{ctx, tx}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
