@@ -25,12 +25,8 @@ const (
 	pollEvery = time.Second
 	// requeueAfter is how soon a follow-up waiting for its announcement is tried again.
 	requeueAfter = 250 * time.Millisecond
-	// kickDelay is how long the dispatcher lets a nudge's own request finish first and
-	// further nudges gather: each pass plans and claims through the database's single
-	// writer (SQLite), where a verdict arriving meanwhile queues behind it, so a burst
-	// of prompts is planned in one pass rather than one pass each (issue 13). A person's
-	// phone does not notice 25ms.
-	kickDelay = 25 * time.Millisecond
+	// kickDelay is how long the dispatcher lets a nudge's own request finish first.
+	kickDelay = 5 * time.Millisecond
 	// keepDone is how long finished deliveries stay visible.
 	keepDone = 7 * 24 * time.Hour
 )
