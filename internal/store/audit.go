@@ -43,11 +43,7 @@ func (s *Store) decideAndChainSQLite(ctx context.Context, query string, args []a
 		if err := tx.queryRow("SELECT seq, hash FROM audit_head WHERE id = 1", nil, &head.Seq, &head.Hash); err != nil {
 			return err
 		}
-		exec := func(q string, args ...any) error {
-			_, err := tx.exec(q, args...)
-			return err
-		}
-		_, err = appendChain(exec, head, d, won.Origin, won.Params, won.Content)
+		_, err = appendChain(tx, head, d, won.Origin, won.Params, won.Content)
 		return err
 	})
 	if err != nil {
@@ -72,20 +68,16 @@ func chainHead(tx *gorm.DB, lock bool) (ChainHead, error) {
 	return h, tx.Raw(q).Scan(&h).Error
 }
 
-// appendChain writes the chain row after head for decision d and moves the head; exec
-// runs one statement in the caller's transaction.
-func appendChain(exec func(query string, args ...any) error, head ChainHead, d audit.Decision, origin string, params, content []byte) (ChainHead, error) {
+// appendChain writes the chain row after head for decision d and moves the head, in
+// the caller's transaction.
+func appendChain(tx statements, head ChainHead, d audit.Decision, origin string, params, content []byte) (ChainHead, error) {
 	next := ChainHead{Seq: head.Seq + 1, Hash: audit.Link(d, origin, params, content, head.Hash)}
-	if err := exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash) VALUES (?, ?, ?, ?)",
+	if _, err := tx.exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash) VALUES (?, ?, ?, ?)",
 		next.Seq, d.ElicitationID, head.Hash, next.Hash); err != nil {
 		return head, err
 	}
-	return next, exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1", next.Seq, head.Hash, next.Hash)
-}
-
-// gormExec is appendChain's exec for a GORM transaction.
-func gormExec(tx *gorm.DB) func(string, ...any) error {
-	return func(q string, args ...any) error { return tx.Exec(q, args...).Error }
+	_, err := tx.exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1", next.Seq, head.Hash, next.Hash)
+	return next, err
 }
 
 // AuditHead reads the chain's head: its last sequence number and hash.
@@ -144,7 +136,7 @@ func (s *Store) chainUnchainedBatch(ctx context.Context) (int, error) {
 				if r.ResolvedAt != nil {
 					d.ResolvedAt = *r.ResolvedAt
 				}
-				if head, err = appendChain(gormExec(tx), head, d, r.Origin, []byte(r.Params), []byte(deref(r.Content))); err != nil {
+				if head, err = appendChain(gormTx{tx}, head, d, r.Origin, []byte(r.Params), []byte(deref(r.Content))); err != nil {
 					return err
 				}
 			}
