@@ -96,7 +96,8 @@ func TestBrowserInboxBulk(t *testing.T) {
 	}
 
 	// * selects what is shown (e4 and the long one); Shift+r, a reason, Enter rejects.
-	tb.do(chromedp.Focus(card(e4)), chromedp.KeyEvent("*"))
+	tb.focus(cardSel(e4))
+	tb.do(chromedp.KeyEvent("*"))
 	if !tb.eval(checked(e4) + ` && ` + checked(el)) {
 		t.Fatal("* did not select every card shown")
 	}

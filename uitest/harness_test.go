@@ -121,6 +121,16 @@ func (tb *tab) text(sel string) string {
 	return strings.Join(strings.Fields(run(tb, chromedp.Text(chromedp.CSS(sel)))), " ")
 }
 
+// focus focuses the element matching sel, by selector each try: the inbox replaces its
+// cards on every live update, so a node looked up once (chromedp.Focus) can be gone
+// by the time it is focused.
+func (tb *tab) focus(sel string) {
+	tb.t.Helper()
+	run(tb, chromedp.Poll[bool](`(() => { const el = document.querySelector(`+quote(sel)+`);
+		if (!el) return false; el.focus(); return document.activeElement === el })()`,
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout)))
+}
+
 func (tb *tab) eval(js string) bool {
 	tb.t.Helper()
 	return run(tb, chromedp.Evaluate[bool](js))

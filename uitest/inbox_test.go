@@ -8,9 +8,9 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
-func card(eid string) chromedp.CSS {
-	return chromedp.CSS(`[data-testid="card"][data-eid="` + eid + `"]`)
-}
+func card(eid string) chromedp.CSS { return chromedp.CSS(cardSel(eid)) }
+
+func cardSel(eid string) string { return `[data-testid="card"][data-eid="` + eid + `"]` }
 
 // TestBrowserInbox: the inbox lists pending prompts newest first; j/a approves with
 // the keyboard, the card leaves and the tab title counts down; a new prompt appears
@@ -63,7 +63,8 @@ func TestBrowserInbox(t *testing.T) {
 		t.Fatalf("keyboard reject: %v", d)
 	}
 	// Enter opens the focused card.
-	tb.do(chromedp.Focus(card(e1)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`[data-testid="form-plain"]`)))
+	tb.focus(cardSel(e1))
+	tb.do(chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`[data-testid="form-plain"]`)))
 	if got := run(tb, chromedp.Location()); got != srv.URL+"/approve/"+worker+"/"+e1 {
 		t.Fatalf("Enter opened %q", got)
 	}
