@@ -92,6 +92,9 @@ func codeFor(status int) string {
 	return "invalid_input"
 }
 
+// retryAfterUnavailable is the Retry-After of a 503 for a database outage, in seconds.
+const retryAfterUnavailable = "2"
+
 // errorHandler is Echo's single HTTPErrorHandler: the JSON envelope for the API, a
 // plain error page for browser routes. The real error of a 5xx is logged with the
 // request id, never shown.
@@ -102,7 +105,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	status, code, msg := classify(err)
 	if code == "unavailable" {
 		// A database outage is usually over within seconds (a restart, a failover).
-		c.Response().Header().Set("Retry-After", "2")
+		c.Response().Header().Set("Retry-After", retryAfterUnavailable)
 	}
 	if status >= 500 {
 		s.log.Error("request failed", "request_id", requestID(c), "method", c.Request().Method,

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -38,6 +39,10 @@ type hookPark struct {
 	ownWait  bool
 }
 
+// prepareFunc reads, authorizes and decodes a request about to park, from c: the
+// request's own context, or its detached copy when the request is held (detach).
+type prepareFunc func(c echo.Context) (*hookPark, error)
+
 // parkHook is the one park-and-answer path of every request that waits for a person:
 // agent hooks (Claude Code, Codex) and policy evaluations. A caller who may not park
 // (auth.Level.CanPark) gets the "no verdict" answer at once, as does a wait that ends
@@ -45,48 +50,85 @@ type hookPark struct {
 // agent then falls back to its own prompt. A client that hung up gets nothing: its
 // prompt stays pending for the grace period so a retry can re-attach.
 //
-// prepare (authorize, read, decode) and attaching the prompt run on a short-lived
-// goroutine; the request's own goroutine only waits, so its stack stays small while it
-// is parked (see elicit.Waiter). prepare returns nil to answer "no verdict" at once.
-func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) error {
+// An agent's hook is held (hookHeld): taken off net/http before it even waits for its
+// turn to prepare, and answered on its connection, which then closes — an agent sends
+// one hook per connection. A policy evaluation, mostly answered at once and sent by
+// programs that keep their connection, is held only once it has parked (hold).
+func (s *Server) parkHook(c echo.Context, prepare prepareFunc) error {
+	if s.holdHook(c, prepare) {
+		return nil
+	}
+	return s.parkInline(c, prepare)
+}
+
+// parkEvaluation is parkHook for a policy evaluation: prepared and, when it is
+// answered at once, answered on net/http, keeping the connection.
+func (s *Server) parkEvaluation(c echo.Context, prepare prepareFunc) error {
+	return s.parkInline(c, prepare)
+}
+
+// parked is a request prepared to park: answered at once (h.immediate, or no waiter:
+// "no verdict"), or waiting on w.
+type parked struct {
+	h *hookPark
+	w *elicit.Waiter
+}
+
+// prepared runs prepare, the rules and attaching the prompt on a short-lived goroutine,
+// at most prepareSlots at once, so the caller's goroutine — which then waits — keeps
+// the small stack it has (see elicit.Waiter). It returns elicit.ErrClientGone when the
+// client left while waiting for a slot: nothing was parked.
+func (s *Server) prepared(c echo.Context, prepare prepareFunc) (parked, error) {
 	type ready struct {
-		h   *hookPark
-		w   *elicit.Waiter
+		p   parked
 		err error
 	}
 	select {
 	case s.preparing <- struct{}{}:
 	case <-c.Request().Context().Done():
-		return nil // the client left while waiting for a slot: nothing was parked
+		return parked{}, elicit.ErrClientGone
 	}
 	ch := make(chan ready, 1)
 	go func() {
 		defer func() { <-s.preparing }()
-		h, err := prepare()
+		h, err := prepare(c)
 		if err != nil || h.immediate != nil || !h.level.CanPark() {
-			ch <- ready{h: h, err: err}
+			ch <- ready{parked{h: h}, err}
 			return
 		}
 		if answered, err := s.applyRules(c, h); err != nil || answered {
-			ch <- ready{h: h, err: err}
+			ch <- ready{parked{h: h}, err}
 			return
 		}
 		w, err := s.elicit.Attach(c.Request().Context(), h.prompt)
 		// The params are stored and published now; the wait needs none of them.
 		h.prompt.Params = nil
-		ch <- ready{h: h, w: w, err: err}
+		ch <- ready{parked{h: h, w: w}, err}
 	}()
 	r := <-ch
-	if r.err != nil {
-		return r.err
+	return r.p, r.err
+}
+
+// parkInline parks a request in its handler, on net/http; once it waits on a prompt it
+// is held when it can be (hold).
+func (s *Server) parkInline(c echo.Context, prepare prepareFunc) error {
+	p, err := s.prepared(c, prepare)
+	if errors.Is(err, elicit.ErrClientGone) {
+		return nil
 	}
-	if r.h.immediate != nil {
-		return c.JSON(http.StatusOK, r.h.immediate)
+	if err != nil {
+		return err
 	}
-	if r.w == nil {
-		return r.h.noAnswer(c)
+	if p.h.immediate != nil {
+		return c.JSON(http.StatusOK, p.h.immediate)
 	}
-	v, err := r.w.WaitToAnswer(c.Request().Context())
+	if p.w == nil {
+		return p.h.noAnswer(c)
+	}
+	if !p.w.Ended() && s.hold(c, p) {
+		return nil
+	}
+	v, reply, err := p.h.await(c.Request().Context(), p.w)
 	defer v.Answered() // after the answer below is out
 	if errors.Is(err, elicit.ErrClientGone) {
 		return nil
@@ -94,18 +136,31 @@ func (s *Server) parkHook(c echo.Context, prepare func() (*hookPark, error)) err
 	if err != nil {
 		return err
 	}
+	if reply == nil {
+		return c.NoContent(http.StatusOK)
+	}
+	return answerNow(c, reply)
+}
+
+// await waits for the prompt's verdict and returns the answer in the agent's protocol
+// (nil: the empty "no verdict" 200). The caller calls v.Answered once it is out.
+func (h *hookPark) await(ctx context.Context, w *elicit.Waiter) (v elicit.Verdict, reply any, err error) {
+	v, err = w.WaitToAnswer(ctx)
+	if err != nil {
+		return v, nil, err
+	}
 	if v.Status == models.StatusExpired {
-		if r.h.onTimeout != nil {
-			return answerNow(c, r.h.answer(*r.h.onTimeout))
+		if h.onTimeout != nil {
+			return v, h.answer(*h.onTimeout), nil
 		}
-		if r.h.ownWait && r.h.timedOut != nil {
-			return answerNow(c, r.h.timedOut)
+		if h.ownWait && h.timedOut != nil {
+			return v, h.timedOut, nil
 		}
 	}
 	if !v.Decided() {
-		return r.h.noAnswer(c)
+		return v, h.noVerdict, nil
 	}
-	return answerNow(c, r.h.answer(v.Result))
+	return v, h.answer(v.Result), nil
 }
 
 // answerNow sends a parked request's answer and flushes it, so the agent has it before
@@ -153,7 +208,7 @@ func (s *Server) applyRules(c echo.Context, h *hookPark) (answered bool, err err
 	return false, nil
 }
 
-// noAnswer sends the "no verdict" answer.
+// noAnswer sends the "no verdict" answer at once.
 func (h *hookPark) noAnswer(c echo.Context) error {
 	if h.noVerdict == nil {
 		return c.NoContent(http.StatusOK)

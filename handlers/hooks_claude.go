@@ -67,7 +67,7 @@ func (s *Server) claudeElicitation(c echo.Context) error {
 // names the event, so the body's hook_event_name is not consulted (a command hook that
 // forwards a trimmed payload works too).
 func (s *Server) claudeSessionHook(c echo.Context, event string) error {
-	return s.parkHook(c, func() (*hookPark, error) {
+	return s.parkHook(c, func(c echo.Context) (*hookPark, error) {
 		ev, _ := claudeEventFor(event)
 		sess, level, err := s.sessions.AuthorizeLevel(c.Request().Context(), userOf(c), c.Param("sid"), auth.Read)
 		if err != nil {
@@ -95,7 +95,7 @@ func (s *Server) claudeSessionHook(c echo.Context, event string) error {
 // does: Claude Code treats any non-2xx as "no decision" and carries on, and whoever
 // wired the hook sees why in Claude Code's debug output or with curl.
 func (s *Server) claudeZeroConfig(c echo.Context) error {
-	return s.parkHook(c, func() (*hookPark, error) { return s.prepareClaudeZeroConfig(c) })
+	return s.parkHook(c, func(c echo.Context) (*hookPark, error) { return s.prepareClaudeZeroConfig(c) })
 }
 
 func (s *Server) prepareClaudeZeroConfig(c echo.Context) (*hookPark, error) {

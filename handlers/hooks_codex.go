@@ -26,7 +26,7 @@ const codexFingerprintKey = "codex_fingerprint"
 // re-attaches to the same prompt and, when it was decided meanwhile, gets the verdict
 // at once. A decline also interrupts the turn through the runner, when one is set.
 func (s *Server) codexElicitationRequest(c echo.Context) error {
-	return s.parkHook(c, func() (*hookPark, error) { return s.prepareCodex(c) })
+	return s.parkHook(c, func(c echo.Context) (*hookPark, error) { return s.prepareCodex(c) })
 }
 
 func (s *Server) prepareCodex(c echo.Context) (*hookPark, error) {

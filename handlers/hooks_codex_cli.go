@@ -28,7 +28,7 @@ import (
 // Other events are a 400 naming the ones handled: Codex treats a failed hook as no
 // decision, and whoever wired it sees why.
 func (s *Server) codexCLIHook(c echo.Context) error {
-	return s.parkHook(c, func() (*hookPark, error) { return s.prepareCodexCLI(c) })
+	return s.parkHook(c, func(c echo.Context) (*hookPark, error) { return s.prepareCodexCLI(c) })
 }
 
 func (s *Server) prepareCodexCLI(c echo.Context) (*hookPark, error) {

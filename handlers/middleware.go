@@ -19,7 +19,16 @@ const (
 	ctxUser      = "gatehouse.user"
 	ctxToken     = "gatehouse.token"
 	ctxRequestID = "gatehouse.request_id"
+	// ctxStart is when the request arrived (accessLog).
+	ctxStart = "gatehouse.start"
+	// ctxHeld marks a request answered later off net/http (hold): its access log line
+	// is written when the answer is sent.
+	ctxHeld = "gatehouse.held"
 )
+
+// statusClientGone is the status logged for a held request whose client hung up
+// before its answer (nginx's "client closed request").
+const statusClientGone = 499
 
 // requestIDs tags every request with an id (echoed as X-Request-Id) for the logs.
 func requestIDs(next echo.HandlerFunc) echo.HandlerFunc {
@@ -43,9 +52,13 @@ func requestID(c echo.Context) string {
 func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		c.Set(ctxStart, start)
 		err := next(c)
 		if err != nil {
 			c.Error(err)
+		}
+		if held, _ := c.Get(ctxHeld).(bool); held {
+			return nil
 		}
 		status := c.Response().Status
 		lvl := slog.LevelDebug

@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
+	"github.com/gatehouse-dev/gatehouse/internal/held"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
@@ -76,6 +77,9 @@ type Deps struct {
 	// Slack reads Slack's signed button clicks; nil when Slack is not configured (the
 	// interactivity route then answers 404).
 	Slack *notifyslack.Interactions
+	// Held, when set, takes parked hooks off net/http while they wait (internal/held);
+	// the app waits on it at shutdown. Nil: they wait in their handlers.
+	Held *held.Set
 }
 
 // Server holds the handlers' dependencies.
@@ -101,6 +105,9 @@ type Server struct {
 	oidc      *auth.OIDC
 	notify    *notify.Service
 	slack     *notifyslack.Interactions
+	held      *held.Set
+	// echo makes the detached contexts of held requests (detach).
+	echo *echo.Echo
 	// preparing bounds how many requests prepare a park at once (see parkHook).
 	preparing chan struct{}
 }
@@ -117,7 +124,7 @@ func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
-		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, notify: d.Notify, slack: d.Slack,
+		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, notify: d.Notify, slack: d.Slack, held: d.Held,
 		preparing: make(chan struct{}, prepareSlots)}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -129,6 +136,7 @@ func New(d Deps) *echo.Echo {
 		s.evaluate = evaluate.New(nil, false)
 	}
 	e := echo.New()
+	s.echo = e
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.errorHandler

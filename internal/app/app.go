@@ -24,6 +24,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
+	"github.com/gatehouse-dev/gatehouse/internal/held"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy/upstream"
@@ -56,6 +57,9 @@ type App struct {
 	upstreams *upstream.Pool
 	// notify plans and sends notifications (its dispatcher runs while serving).
 	notify *notify.Service
+	// held are the parked hooks taken off net/http (their answers are waited for at
+	// shutdown, as net/http waits for its own requests).
+	held *held.Set
 }
 
 // New opens the database, applies migrations and builds the handlers.
@@ -181,6 +185,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		st.Close()
 		return nil, err
 	}
+	hold := &held.Set{}
 	e := handlers.New(handlers.Deps{
 		Sessions: svc, Elicit: core, Bus: bus, Ident: ident, Log: log,
 		Ping:            func(r *http.Request) error { return health(r, st, pg) },
@@ -201,9 +206,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		OIDC:            signIn,
 		Notify:          notifier,
 		Slack:           slackInteractions(cfg),
+		Held:            hold,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus,
-		upstreams: pool, notify: notifier}, nil
+		upstreams: pool, notify: notifier, held: hold}, nil
 }
 
 // health is /healthz's check: the database answers and, on Postgres, the LISTEN
@@ -297,6 +303,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	// away — it re-parks with its re-attach id — rather than that nobody decided.
 	srv.SetKeepAlivesEnabled(false)
 	a.Elicit.Shutdown(sctx)
+	a.held.Wait(sctx)
 	endRequests()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shutdown: %w", err)

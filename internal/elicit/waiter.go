@@ -81,6 +81,10 @@ func newWaiter(s *Service, ch chan wake, row *models.Elicitation) *Waiter {
 // ID is the prompt's id.
 func (w *Waiter) ID() string { return w.row.ID }
 
+// Ended reports that the prompt was no longer pending when attached: Wait returns at
+// once.
+func (w *Waiter) Ended() bool { return w.done }
+
 // Close unregisters a waiter that will not Wait.
 func (w *Waiter) Close() { w.s.waiters.remove(w.row.ID, w.ch) }
 

@@ -1,0 +1,153 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/held"
+)
+
+// A held request waits off net/http (internal/held): its connection is taken over, so
+// while it waits — for its turn to prepare, then for a person — it keeps none of
+// net/http's buffers or goroutines. With thousands of requests arriving at once, most
+// of them wait for their turn at the database first (prepareSlots); holding them only
+// after that left the burst's memory where it was (issue 13). Its access log line is
+// written when its answer is sent.
+
+// holdHook holds an agent's hook from the start: prepare then runs on a detached
+// copy of the request's context. It returns false when the request cannot be held
+// (no held.Set, HTTP/2); the caller then parks it inline.
+func (s *Server) holdHook(c echo.Context, prepare prepareFunc) bool {
+	if s.held == nil || c.Request().ProtoMajor != 1 {
+		return false
+	}
+	dc := s.detach(c)
+	return s.holdWith(c, func(ctx context.Context, line []any) held.Answer {
+		dc.SetRequest(dc.Request().WithContext(ctx))
+		p, err := s.prepared(dc, prepare)
+		switch {
+		case err != nil:
+			return s.heldError(err, line)
+		case p.h.immediate != nil:
+			return heldJSON(p.h.immediate)
+		case p.w == nil:
+			return heldJSON(p.h.noVerdict)
+		}
+		return s.heldAwait(ctx, p, line)
+	})
+}
+
+// hold holds a request that has parked: it waits for the verdict off net/http.
+func (s *Server) hold(c echo.Context, p parked) bool {
+	if s.held == nil {
+		return false
+	}
+	return s.holdWith(c, func(ctx context.Context, line []any) held.Answer { return s.heldAwait(ctx, p, line) })
+}
+
+// holdWith holds c's request with answer, logging the request (line: its log
+// attributes) when it is answered.
+func (s *Server) holdWith(c echo.Context, answer func(ctx context.Context, line []any) held.Answer) bool {
+	r := c.Request()
+	start, _ := c.Get(ctxStart).(time.Time)
+	line := []any{"request_id", requestID(c), "method", r.Method, "path", r.URL.Path}
+	ok := s.held.Hold(c.Response(), r, func(ctx context.Context) held.Answer {
+		a := answer(ctx, line)
+		after := a.Sent
+		a.Sent = func(err error) {
+			if after != nil {
+				after(err)
+			}
+			status := a.Status
+			if err != nil || status == 0 {
+				status = statusClientGone
+			}
+			s.log.Info("http", append(line[:len(line):len(line)], "status", status, "duration", time.Since(start))...)
+		}
+		return a
+	})
+	if ok {
+		c.Set(ctxHeld, true)
+	}
+	return ok
+}
+
+// heldAwait waits for a parked request's verdict and turns it into the answer; the
+// verdict is published once the answer is out (elicit.Verdict.Answered).
+func (s *Server) heldAwait(ctx context.Context, p parked, line []any) held.Answer {
+	v, reply, err := p.h.await(ctx, p.w)
+	var a held.Answer
+	if err != nil {
+		a = s.heldError(err, line)
+	} else {
+		a = heldJSON(reply)
+	}
+	a.Sent = func(error) { v.Answered() }
+	return a
+}
+
+// heldJSON is a 200 with body as JSON; nil is the empty "no verdict" 200.
+func heldJSON(body any) held.Answer {
+	if body == nil {
+		return held.Answer{Status: http.StatusOK}
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return held.Answer{Status: http.StatusInternalServerError, ContentType: echo.MIMEApplicationJSON,
+			Body: []byte(`{"error":{"code":"internal","message":"internal server error"}}`)}
+	}
+	return held.Answer{Status: http.StatusOK, ContentType: echo.MIMEApplicationJSON, Body: b}
+}
+
+// heldError is err's error envelope (classify); a client that hung up gets nothing.
+// A 5xx is logged with the request's attributes (line), as errorHandler does.
+func (s *Server) heldError(err error, line []any) held.Answer {
+	if errors.Is(err, elicit.ErrClientGone) {
+		return held.Answer{}
+	}
+	status, code, msg := classify(err)
+	if status >= 500 {
+		s.log.Error("request failed", append(line[:len(line):len(line)], "err", err)...)
+	}
+	b, _ := json.Marshal(envelope{Error: envelopeBody{Code: code, Message: msg}})
+	a := held.Answer{Status: status, ContentType: echo.MIMEApplicationJSON, Body: b}
+	if code == "unavailable" {
+		a.Header = http.Header{"Retry-After": {retryAfterUnavailable}}
+	}
+	return a
+}
+
+// detach copies what prepare reads from a request's echo.Context — the request with
+// its body, the route's parameters, the identity and request id the middleware set —
+// into a context of its own, which outlives the handler (Echo reuses its contexts).
+// Nothing is ever written to it: a held request's answer is sent by held.
+func (s *Server) detach(c echo.Context) echo.Context {
+	r := c.Request().Clone(context.WithoutCancel(c.Request().Context()))
+	body, err := io.ReadAll(c.Request().Body)
+	r.Body = readAgain{Reader: bytes.NewReader(body), err: err}
+	dc := s.echo.NewContext(r, discardWriter{})
+	dc.SetPath(c.Path())
+	dc.SetParamNames(c.ParamNames()...)
+	dc.SetParamValues(c.ParamValues()...)
+	for _, k := range []string{ctxUser, ctxToken, ctxRequestID, ctxStart} {
+		if v := c.Get(k); v != nil {
+			dc.Set(k, v)
+		}
+	}
+	return dc
+}
+
+// discardWriter is the response of a detached context: nothing is written to it.
+type discardWriter struct{}
+
+func (discardWriter) Header() http.Header         { return http.Header{} }
+func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (discardWriter) WriteHeader(int)             {}

@@ -1,0 +1,178 @@
+// Package held takes a parked HTTP/1.x request off net/http while it waits for a
+// person, and answers it on the raw connection.
+//
+// A request parked in its handler keeps all of net/http's per-connection state: the
+// connection's 4 KiB read and write buffers, the response's buffer, the request, and two
+// goroutines — the connection's, whose stack grew through the middleware chain, and its
+// background reader. With thousands parked that was most of what a parked request cost
+// (issue 13: 44–50 KiB each, against 16 KiB for an asyncio peer). A held request keeps
+// the connection, two goroutines that start small (one reading, to see the client hang
+// up; one waiting), and what its waiter needs.
+//
+// A held connection answers once and closes (`Connection: close`): net/http cannot take
+// a hijacked connection back for keep-alive. Agents' hooks send one request per
+// connection anyway.
+package held
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// writeTimeout bounds writing an answer to a client that stopped reading.
+const writeTimeout = 10 * time.Second
+
+// Answer is what a held request answers: a status and a body (none when empty).
+type Answer struct {
+	// Status 0 answers nothing: the client is gone.
+	Status int
+	// ContentType is the body's type; unused without a body.
+	ContentType string
+	Body        []byte
+	// Header, when set, adds headers (Retry-After, say).
+	Header http.Header
+	// Sent, when set, is called once the answer is out (err nil) or could not be
+	// written, or — Status 0 — right away.
+	Sent func(err error)
+}
+
+// Set tracks held requests, so a shutdown can wait until each has answered.
+type Set struct {
+	wg sync.WaitGroup
+	mu sync.Mutex
+	// closed is set by Wait: no request is held after it (Hold refuses and the request
+	// waits in its handler, where the server's own shutdown tracks it).
+	closed bool
+}
+
+// Hold takes the connection of r — whose body the caller has read — off net/http
+// and runs wait on a goroutine of its own, with a context that ends when the client
+// hangs up. The answer wait returns is written with the headers already set on w. The
+// caller's handler must return at once and write nothing more.
+//
+// Hold returns false, having done nothing, when the connection cannot be taken
+// (HTTP/2, a recorder in tests, a server shutting down): the caller waits in its
+// handler instead.
+func (s *Set) Hold(w http.ResponseWriter, r *http.Request, wait func(ctx context.Context) Answer) bool {
+	if r.ProtoMajor != 1 {
+		return false
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	header := w.Header().Clone()
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		s.wg.Done()
+		return false
+	}
+	// What the client sent after this request (a pipelined request) cannot be
+	// served here; the answer's Connection: close tells it to send that again.
+	_ = buf
+	ctx, hungUp := context.WithCancel(context.WithoutCancel(r.Context()))
+	proto := r.Proto
+	watched := make(chan struct{})
+	go watch(conn, hungUp, watched)
+	go func() {
+		defer s.wg.Done()
+		defer hungUp()
+		a := wait(ctx)
+		var err error
+		if a.Status != 0 {
+			err = write(conn, proto, header, a)
+		}
+		if a.Sent != nil {
+			a.Sent(err)
+		}
+		if err == nil && a.Status != 0 {
+			lingerClose(conn, watched)
+			return
+		}
+		conn.Close()
+	}()
+	return true
+}
+
+// lingerTimeout bounds how long a connection stays half-closed after its answer.
+const lingerTimeout = 500 * time.Millisecond
+
+// lingerClose closes conn after its answer the way net/http does when it did not read
+// a whole request (an oversized body, cut off): the write side first, then — once the
+// client has closed too, or after lingerTimeout — the rest. Closing at once while the
+// client is still sending would reset the connection, and a reset can discard the
+// answer before the client reads it.
+func lingerClose(conn net.Conn, watched <-chan struct{}) {
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		_ = conn.SetReadDeadline(time.Now().Add(lingerTimeout))
+		<-watched
+	}
+	conn.Close()
+}
+
+// Wait stops holding new requests and waits, bounded by ctx, until every held request
+// has answered.
+func (s *Set) Wait(ctx context.Context) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// watch reads the connection until the client hangs up (or the answer closes it),
+// then ends the wait and closes done. Bytes a client sends meanwhile (the rest of an
+// oversized body, a pipelined request) are not a request to serve here and are dropped.
+func watch(conn net.Conn, hungUp context.CancelFunc, done chan<- struct{}) {
+	defer close(done)
+	var b [512]byte
+	for {
+		if _, err := conn.Read(b[:]); err != nil {
+			hungUp()
+			return
+		}
+	}
+}
+
+// write sends a in HTTP/1.x on conn, with header (what the middleware set, such as the
+// request id) and Connection: close.
+func write(conn net.Conn, proto string, header http.Header, a Answer) error {
+	if proto != "HTTP/1.0" {
+		proto = "HTTP/1.1"
+	}
+	var b bytes.Buffer
+	b.WriteString(proto + " " + strconv.Itoa(a.Status) + " " + http.StatusText(a.Status) + "\r\n")
+	header.Del("Transfer-Encoding")
+	if len(a.Body) > 0 {
+		header.Set("Content-Type", a.ContentType)
+	}
+	header.Set("Content-Length", strconv.Itoa(len(a.Body)))
+	for k, vs := range a.Header {
+		header[k] = vs
+	}
+	header.Set("Connection", "close")
+	header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	if err := header.Write(&b); err != nil {
+		return err
+	}
+	b.WriteString("\r\n")
+	b.Write(a.Body)
+	if err := conn.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	_, err := conn.Write(b.Bytes())
+	return err
+}
