@@ -33,6 +33,7 @@ func (s *Server) holdHook(c echo.Context, prepare prepareFunc) bool {
 	return s.holdWith(c, func(ctx context.Context, line []any) held.Answer {
 		dc.SetRequest(dc.Request().WithContext(ctx))
 		p, err := s.prepared(dc, prepare)
+		dc = nil // the wait needs none of the request
 		switch {
 		case err != nil:
 			return s.heldError(err, line)

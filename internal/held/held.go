@@ -136,13 +136,20 @@ func (s *Set) Wait(ctx context.Context) {
 // watch reads the connection until the client hangs up (or the answer closes it),
 // then ends the wait and closes done. Bytes a client sends meanwhile (the rest of an
 // oversized body, a pipelined request) are not a request to serve here and are dropped.
+//
+// It reads one byte at a time while waiting — a bigger buffer would be most of what a
+// held request keeps — and only a client that does send more gets a bigger one.
 func watch(conn net.Conn, hungUp context.CancelFunc, done chan<- struct{}) {
 	defer close(done)
-	var b [512]byte
+	b := make([]byte, 1)
 	for {
-		if _, err := conn.Read(b[:]); err != nil {
+		n, err := conn.Read(b)
+		if err != nil {
 			hungUp()
 			return
+		}
+		if n > 0 && len(b) == 1 {
+			b = make([]byte, 4096)
 		}
 	}
 }
