@@ -50,21 +50,25 @@ type prepareFunc func(c echo.Context) (*hookPark, error)
 // agent then falls back to its own prompt. A client that hung up gets nothing: its
 // prompt stays pending for the grace period so a retry can re-attach.
 //
-// An agent's hook is held (hookHeld): taken off net/http before it even waits for its
-// turn to prepare, and answered on its connection, which then closes — an agent sends
-// one hook per connection. A policy evaluation, mostly answered at once and sent by
-// programs that keep their connection, is held only once it has parked (hold).
+// A request that parks is held (internal/held, hold): its connection is taken off
+// net/http, answered when the verdict comes, and closed. When every slot to prepare is
+// taken — a burst — a request is held before it even waits for one (holdHook), so the
+// queue behind the database costs no net/http buffers either. Otherwise it prepares on
+// net/http, and an answer given at once (a rule, a decided retry, an ALLOW) keeps the
+// connection.
 func (s *Server) parkHook(c echo.Context, prepare prepareFunc) error {
-	if s.holdHook(c, prepare) {
-		return nil
+	var p parked
+	var err error
+	select {
+	case s.preparing <- struct{}{}:
+		p, err = s.prepareInSlot(c, prepare)
+	default:
+		if s.holdHook(c, prepare) {
+			return nil
+		}
+		p, err = s.prepared(c, prepare)
 	}
-	return s.parkInline(c, prepare)
-}
-
-// parkEvaluation is parkHook for a policy evaluation: prepared and, when it is
-// answered at once, answered on net/http, keeping the connection.
-func (s *Server) parkEvaluation(c echo.Context, prepare prepareFunc) error {
-	return s.parkInline(c, prepare)
+	return s.parkPrepared(c, p, err)
 }
 
 // parked is a request prepared to park: answered at once (h.immediate, or no waiter:
@@ -74,19 +78,25 @@ type parked struct {
 	w *elicit.Waiter
 }
 
-// prepared runs prepare, the rules and attaching the prompt on a short-lived goroutine,
-// at most prepareSlots at once, so the caller's goroutine — which then waits — keeps
-// the small stack it has (see elicit.Waiter). It returns elicit.ErrClientGone when the
-// client left while waiting for a slot: nothing was parked.
+// prepared waits for a slot to prepare (at most prepareSlots at once), then runs
+// prepareInSlot. It returns elicit.ErrClientGone when the client left while waiting:
+// nothing was parked.
 func (s *Server) prepared(c echo.Context, prepare prepareFunc) (parked, error) {
-	type ready struct {
-		p   parked
-		err error
-	}
 	select {
 	case s.preparing <- struct{}{}:
 	case <-c.Request().Context().Done():
 		return parked{}, elicit.ErrClientGone
+	}
+	return s.prepareInSlot(c, prepare)
+}
+
+// prepareInSlot runs prepare, the rules and attaching the prompt on a short-lived
+// goroutine, which gives back the caller's slot; the caller's goroutine — which then
+// waits — keeps the small stack it has (see elicit.Waiter).
+func (s *Server) prepareInSlot(c echo.Context, prepare prepareFunc) (parked, error) {
+	type ready struct {
+		p   parked
+		err error
 	}
 	ch := make(chan ready, 1)
 	go func() {
@@ -109,10 +119,9 @@ func (s *Server) prepared(c echo.Context, prepare prepareFunc) (parked, error) {
 	return r.p, r.err
 }
 
-// parkInline parks a request in its handler, on net/http; once it waits on a prompt it
-// is held when it can be (hold).
-func (s *Server) parkInline(c echo.Context, prepare prepareFunc) error {
-	p, err := s.prepared(c, prepare)
+// parkPrepared answers a request prepared on net/http: at once, or — once it waits on
+// a prompt — held when it can be (hold), else in its handler.
+func (s *Server) parkPrepared(c echo.Context, p parked, err error) error {
 	if errors.Is(err, elicit.ErrClientGone) {
 		return nil
 	}

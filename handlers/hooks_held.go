@@ -16,15 +16,16 @@ import (
 )
 
 // A held request waits off net/http (internal/held): its connection is taken over, so
-// while it waits — for its turn to prepare, then for a person — it keeps none of
-// net/http's buffers or goroutines. With thousands of requests arriving at once, most
-// of them wait for their turn at the database first (prepareSlots); holding them only
-// after that left the burst's memory where it was (issue 13). Its access log line is
-// written when its answer is sent.
+// while it waits — for a person, or in a burst for its turn to prepare — it keeps none
+// of net/http's buffers or goroutines. Holding requests only once prepared left a
+// burst's memory where it was: most of a burst waits for its turn at the database
+// first (prepareSlots) — issue 13. A held request's access log line is written when its
+// answer is sent.
 
-// holdHook holds an agent's hook from the start: prepare then runs on a detached
-// copy of the request's context. It returns false when the request cannot be held
-// (no held.Set, HTTP/2); the caller then parks it inline.
+// holdHook holds a request before it is prepared (parkHook: when every slot is
+// taken); prepare then runs on a detached copy of the request's context. It returns
+// false when the request cannot be held (no held.Set, HTTP/2); the caller then parks
+// it in its handler.
 func (s *Server) holdHook(c echo.Context, prepare prepareFunc) bool {
 	if s.held == nil || c.Request().ProtoMajor != 1 {
 		return false

@@ -26,7 +26,7 @@ type evaluateBody struct {
 // evaluatePolicies answers whether an agent may go on (internal/evaluate): at once, or
 // — for an ASK a person decides — after the verdict, through the one park path.
 func (s *Server) evaluatePolicies(c echo.Context) error {
-	return s.parkEvaluation(c, func(c echo.Context) (*hookPark, error) {
+	return s.parkHook(c, func(c echo.Context) (*hookPark, error) {
 		body, err := readBody(c)
 		if err != nil {
 			return nil, err

@@ -55,15 +55,17 @@ type baselineFigures struct {
 func measureBaselines(bs []*baseline, n, parked int, dur time.Duration) []baselineFigures {
 	out := make([]baselineFigures, len(bs))
 	hcs := make([]*http.Client, len(bs))
+	agents := make([]*http.Client, len(bs)) // parks come from a client of their own (see gatehouseResolveLatency)
 	for i := range bs {
 		hcs[i] = newHTTP(256)
+		agents[i] = newHTTP(4)
 	}
 	for k := 0; k < n; k++ {
 		for i, b := range bs {
 			if out[i].Err != nil {
 				continue
 			}
-			d, err := b.resolveSample(hcs[i])
+			d, err := b.resolveSample(hcs[i], agents[i])
 			if err != nil {
 				out[i].Err = fmt.Errorf("resolve latency: %w", err)
 				continue
@@ -157,13 +159,13 @@ func (b *baseline) startPark(hc *http.Client, id string) *parkRequest {
 	return pr
 }
 
-// resolveSample parks one request, waits until the server holds it, then times
+// resolveSample parks one request (from agent), waits until the server holds it, then times
 // resolve sent → parked request answered (as gatehouseResolveLatency times Gatehouse's
 // hook: from just before the resolve is sent to when the parked request's whole
 // answer has been read).
-func (b *baseline) resolveSample(hc *http.Client) (time.Duration, error) {
+func (b *baseline) resolveSample(hc, agent *http.Client) (time.Duration, error) {
 	id := benchID()
-	pr := b.startPark(hc, id)
+	pr := b.startPark(agent, id)
 	if b.flushes {
 		if err := <-pr.headers; err != nil {
 			return 0, err

@@ -85,6 +85,11 @@ func gatehouseResolveLatency(hc *http.Client, base, sid string, n int, h *latenc
 	if _, err := st.waitFor("session.heartbeat"); err != nil {
 		return nil, nil, err
 	}
+	// The agent's hooks come from a client of their own, as in use: the person's
+	// verdicts (hc) keep their connection, and a hook answered with Connection: close
+	// (internal/held) costs the next park a new connection, not the next verdict.
+	agent := newHTTP(4)
+	defer agent.CloseIdleConnections()
 	out := make([]time.Duration, 0, n)
 	park = make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
@@ -92,7 +97,7 @@ func gatehouseResolveLatency(hc *http.Client, base, sid string, n int, h *latenc
 		var answerAt time.Time
 		parkAt := time.Now()
 		go func() {
-			code, body, err := postJSON(ctx, hc, base+"/v1/sessions/"+sid+"/hooks/permission-request", hookBody(""))
+			code, body, err := postJSON(ctx, agent, base+"/v1/sessions/"+sid+"/hooks/permission-request", hookBody(""))
 			answerAt = time.Now()
 			if err == nil && (code != 200 || !strings.Contains(string(body), `"allow"`)) {
 				err = fmt.Errorf("hook answered %d %s", code, body)

@@ -300,7 +300,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	// Parked requests answer first (no verdict), so Shutdown does not wait on them.
 	// Keep-alive goes off first: each parked request's "no verdict" answer then closes
 	// its connection, which tells a forwarder (gatehouse hook) that the server went
-	// away — it re-parks with its re-attach id — rather than that nobody decided.
+	// away — it re-parks with its re-attach id — rather than that nobody decided. Held
+	// requests (internal/held) always close theirs; net/http does not track them, so
+	// their answers are waited for here.
 	srv.SetKeepAlivesEnabled(false)
 	a.Elicit.Shutdown(sctx)
 	a.held.Wait(sctx)

@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/held"
+)
+
+// TestBurstIsHeldBeforePreparing: with every slot to prepare taken, a hook is held at
+// once — its handler returns before it is prepared — and prepare later reads the
+// detached request: the route's parameter, the body and the identity the middleware
+// set. The answer, given without a wait, comes on the held connection.
+func TestBurstIsHeldBeforePreparing(t *testing.T) {
+	set := &held.Set{}
+	e := echo.New()
+	s := &Server{held: set, echo: e, log: slog.New(slog.DiscardHandler), preparing: make(chan struct{}, 1)}
+	returned := make(chan struct{}, 1)
+	seen := make(chan string, 1)
+	e.POST("/v1/sessions/:sid/hooks/permission-request", func(c echo.Context) error {
+		c.Set(ctxUser, "alice@example.com")
+		err := s.parkHook(c, func(c echo.Context) (*hookPark, error) {
+			body, err := io.ReadAll(c.Request().Body)
+			seen <- c.Param("sid") + " " + string(body) + " " + userOf(c)
+			return &hookPark{level: auth.Read, immediate: map[string]string{"behavior": "allow"}}, err
+		})
+		returned <- struct{}{}
+		return err
+	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	defer set.Wait(t.Context())
+
+	s.preparing <- struct{}{} // the only slot is taken
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"tool_name":"Bash"}`
+	if _, err := io.WriteString(conn, "POST /v1/sessions/conv_1/hooks/permission-request HTTP/1.1\r\nHost: x\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 20\r\n\r\n"+body); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		<-s.preparing // let the handler finish, so the server can close
+		t.Fatal("the handler did not return while the request waited for a slot")
+	}
+	select {
+	case got := <-seen:
+		t.Fatalf("prepared (%s) with no slot free", got)
+	default:
+	}
+	<-s.preparing // the slot comes free
+	select {
+	case got := <-seen:
+		if want := "conv_1 " + body + " alice@example.com"; got != want {
+			t.Fatalf("prepare read %q, want %q", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("not prepared once the slot came free")
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(answer) != `{"behavior":"allow"}` || !resp.Close {
+		t.Fatalf("answer %d %q (close %v)", resp.StatusCode, answer, resp.Close)
+	}
+}
