@@ -111,8 +111,9 @@ func (s *Server) prepareInSlot(c echo.Context, prepare prepareFunc) (parked, err
 			return
 		}
 		w, err := s.elicit.Attach(c.Request().Context(), h.prompt)
-		// The params are stored and published now; the wait needs none of them.
-		h.prompt.Params = nil
+		// The prompt is stored and published now, the rules applied; the wait needs
+		// neither (a parked request keeps only how to answer).
+		h.prompt, h.subject = elicit.Prompt{}, nil
 		ch <- ready{parked{h: h, w: w}, err}
 	}()
 	r := <-ch

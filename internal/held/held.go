@@ -70,7 +70,14 @@ func (s *Set) Hold(w http.ResponseWriter, r *http.Request, wait func(ctx context
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
-	header := w.Header().Clone()
+	// The headers set so far (the request id, security headers), rendered now: a few
+	// hundred bytes instead of a map per held request.
+	var head bytes.Buffer
+	if err := w.Header().WriteSubset(&head, ownHeaders); err != nil {
+		s.wg.Done()
+		return false
+	}
+	header := head.Bytes()
 	conn, buf, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		s.wg.Done()
@@ -154,25 +161,29 @@ func watch(conn net.Conn, hungUp context.CancelFunc, done chan<- struct{}) {
 	}
 }
 
+// ownHeaders are the headers write sets itself.
+var ownHeaders = map[string]bool{"Content-Type": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Date": true}
+
 // write sends a in HTTP/1.x on conn, with header (what the middleware set, such as the
-// request id) and Connection: close.
-func write(conn net.Conn, proto string, header http.Header, a Answer) error {
+// request id, rendered) and Connection: close.
+func write(conn net.Conn, proto string, header []byte, a Answer) error {
 	if proto != "HTTP/1.0" {
 		proto = "HTTP/1.1"
 	}
 	var b bytes.Buffer
 	b.WriteString(proto + " " + strconv.Itoa(a.Status) + " " + http.StatusText(a.Status) + "\r\n")
-	header.Del("Transfer-Encoding")
+	b.Write(header)
+	own := http.Header{}
 	if len(a.Body) > 0 {
-		header.Set("Content-Type", a.ContentType)
+		own.Set("Content-Type", a.ContentType)
 	}
-	header.Set("Content-Length", strconv.Itoa(len(a.Body)))
+	own.Set("Content-Length", strconv.Itoa(len(a.Body)))
+	own.Set("Connection", "close")
+	own.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	for k, vs := range a.Header {
-		header[k] = vs
+		own[k] = vs
 	}
-	header.Set("Connection", "close")
-	header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	if err := header.Write(&b); err != nil {
+	if err := own.Write(&b); err != nil {
 		return err
 	}
 	b.WriteString("\r\n")
