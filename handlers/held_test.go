@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
@@ -52,11 +53,18 @@ func TestParkedHooksWaitOffNetHTTP(t *testing.T) {
 		parked[i], ev = corePark(t, c, st, sid, testserver.ClaudeBody("Bash", map[string]any{"command": fmt.Sprint("echo ", i)}))
 		eids[i] = ev["elicitation_id"].(string)
 	}
-	if got := goroutinesWith("net/http.(*conn).serve", "handlers.(*Server).parkHook"); got != 0 {
-		t.Fatalf("%d parked hooks wait in net/http's connection goroutines", got)
-	}
-	if got := goroutinesWith("held.(*Set).Hold", "handlers.(*Server).heldAwait"); got != n {
-		t.Fatalf("%d parked hooks held, want %d", got, n)
+	// The prompt is on the stream once attached; the request is held just after.
+	var inHandler, heldNow int
+	for deadline := time.Now().Add(coreWait); ; {
+		inHandler = goroutinesWith("net/http.(*conn).serve", "handlers.(*Server).parkHook")
+		heldNow = goroutinesWith("held.(*Set).Hold", "handlers.(*Server).heldAwait")
+		if inHandler == 0 && heldNow == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d parked hooks wait in net/http's connection goroutines, %d held; want 0 and %d", inHandler, heldNow, n)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the goroutine dump, not synchronising
 	}
 	for i, eid := range eids {
 		action := "accept"

@@ -57,9 +57,11 @@ const (
 // errClosingNoVerdict is an empty 200 that also closed the connection (`Connection:
 // close` on a request that asked to keep it): what a Gatehouse shutting down answers its
 // parked requests with, leaving their prompts pending for a client that re-attaches
-// (SPEC §1). An ordinary "no verdict" keeps the connection, so the forwarder re-attaches
-// after this one: on the restarted server (or another replica) it either waits on or
-// collects the verdict, or — the prompt having really ended — gets "no verdict" again.
+// (SPEC §1). An ordinary "no verdict" given at once keeps the connection, so the
+// forwarder re-attaches after this one: on the restarted server (or another replica) it
+// either waits on or collects the verdict, or — the prompt having really ended — gets
+// "no verdict" again, at once. (A request that waited is answered on a connection that
+// then closes, internal/held, so its "no verdict" costs that one quick round trip.)
 var errClosingNoVerdict = errors.New("the server closed the connection without a verdict (shutting down?)")
 
 // Options configure one forward.
