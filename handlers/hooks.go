@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -101,6 +103,12 @@ func (s *Server) prepareInSlot(c echo.Context, prepare prepareFunc) (parked, err
 	ch := make(chan ready, 1)
 	go func() {
 		defer func() { <-s.preparing }()
+		defer func() {
+			// A goroutine of its own is beyond Echo's Recover: a panic is the request's 500.
+			if p := recover(); p != nil {
+				ch <- ready{err: fmt.Errorf("panic while preparing a park: %v\n%s", p, debug.Stack())}
+			}
+		}()
 		h, err := prepare(c)
 		if err != nil || h.immediate != nil || !h.level.CanPark() {
 			ch <- ready{parked{h: h}, err}

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -61,20 +64,28 @@ func (s *Server) holdWith(c echo.Context, answer func(ctx context.Context, line 
 	r := c.Request()
 	start, _ := c.Get(ctxStart).(time.Time)
 	line := []any{"request_id", requestID(c), "method", r.Method, "path", r.URL.Path}
-	ok := s.held.Hold(c.Response(), r, func(ctx context.Context) held.Answer {
-		a := answer(ctx, line)
-		after := a.Sent
-		a.Sent = func(err error) {
-			if after != nil {
-				after(err)
+	ok := s.held.Hold(c.Response(), r, func(ctx context.Context) (a held.Answer) {
+		defer func() {
+			// Off Echo, so off its Recover middleware: a panic is this request's 500.
+			if p := recover(); p != nil {
+				a = s.heldError(fmt.Errorf("panic: %v\n%s", p, debug.Stack()), line)
 			}
-			status := a.Status
-			if err != nil || status == 0 {
-				status = statusClientGone
+			after := a.Sent
+			a.Sent = func(err error) {
+				if after != nil {
+					after(err)
+				}
+				status, lvl := a.Status, slog.LevelInfo
+				if err != nil || status == 0 {
+					status = statusClientGone
+				}
+				if status >= 500 {
+					lvl = slog.LevelWarn
+				}
+				s.log.Log(context.Background(), lvl, "http", append(line[:len(line):len(line)], "status", status, "duration", time.Since(start))...)
 			}
-			s.log.Info("http", append(line[:len(line):len(line)], "status", status, "duration", time.Since(start))...)
-		}
-		return a
+		}()
+		return answer(ctx, line)
 	})
 	if ok {
 		c.Set(ctxHeld, true)

@@ -82,3 +82,64 @@ func TestBurstIsHeldBeforePreparing(t *testing.T) {
 		t.Fatalf("answer %d %q (close %v)", resp.StatusCode, answer, resp.Close)
 	}
 }
+
+// TestPanicWhilePreparingIsA500: a panic in a request's prepare — which runs on a
+// goroutine of its own, beyond Echo's Recover — answers that request 500 with the
+// error envelope, held or not, and the server goes on.
+func TestPanicWhilePreparingIsA500(t *testing.T) {
+	set := &held.Set{}
+	e := echo.New()
+	s := &Server{held: set, echo: e, log: slog.New(slog.DiscardHandler), preparing: make(chan struct{}, 1)}
+	e.HTTPErrorHandler = s.errorHandler
+	returned := make(chan struct{}, 2)
+	e.POST("/v1/hooks/claude", func(c echo.Context) error {
+		defer func() { returned <- struct{}{} }()
+		return s.parkHook(c, func(c echo.Context) (*hookPark, error) { panic("a bug") })
+	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	defer set.Wait(t.Context())
+	type answer struct {
+		resp *http.Response
+		body string
+	}
+	post := func() <-chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			resp, err := http.Post(srv.URL+"/v1/hooks/claude", "application/json", strings.NewReader(`{}`))
+			if err != nil {
+				ch <- answer{body: err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			ch <- answer{resp, string(b)}
+		}()
+		return ch
+	}
+	check := func(name string, ch <-chan answer, closed bool) {
+		t.Helper()
+		select {
+		case a := <-ch:
+			if a.resp == nil || a.resp.StatusCode != http.StatusInternalServerError || !strings.Contains(a.body, `"code":"internal"`) || a.resp.Close != closed {
+				t.Fatalf("%s: %+v %s", name, a.resp, a.body)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no answer", name)
+		}
+	}
+	// A slot free: prepared on net/http, answered keeping the connection.
+	check("prepared on net/http", post(), false)
+	<-returned
+	// Every slot taken: held (the handler returns), prepared once a slot comes free.
+	s.preparing <- struct{}{}
+	ch := post()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		<-s.preparing
+		t.Fatal("not held while every slot was taken")
+	}
+	<-s.preparing
+	check("held", ch, true)
+}
