@@ -279,6 +279,9 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 	} else {
 		t.row(db, fmt.Sprintf("fan-out to %d subscribers: received", subs), fmt.Sprintf("%d/%d", got, subs), "—", "—", verdict("all", got == subs))
 		t.row(db, "fan-out p99 (prompt parked → subscriber has it)", fmtDur(p99), "—", "—", verdict("≤ 50ms", got == subs && p99 <= 50*time.Millisecond))
+		if got == subs && p99 > 50*time.Millisecond {
+			t.note(db, "why fan-out p99 missed: "+whyFanout(pp, srv.URL, sid, subs))
+		}
 	}
 
 	// Memory on a server of its own, after the history the floor and the peer had

@@ -262,6 +262,14 @@ func gauge(hc *http.Client, base, name string) (float64, error) {
 // fanout opens subs streams on one session, parks one prompt and measures how long
 // each subscriber takes to see it.
 func fanout(base, sid string, subs int) (received int, p99 time.Duration, err error) {
+	received, lat, err := fanoutRound(base, sid, subs, nil)
+	return received, percentile(lat, 99), err
+}
+
+// fanoutRound opens subs streams, parks one prompt and returns how many streams had
+// it and each one's latency. during, when set, runs with the streams open, the prompt
+// parked and delivered while it runs (it is given the function that does so).
+func fanoutRound(base, sid string, subs int, during func(publish func() error) error) (received int, lat []time.Duration, err error) {
 	hc := newHTTP(subs + 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -289,10 +297,10 @@ func fanout(base, sid string, subs int) (received int, p99 time.Duration, err er
 	wg.Wait()
 	select {
 	case err := <-errs:
-		return 0, 0, fmt.Errorf("open streams: %w", err)
+		return 0, nil, fmt.Errorf("open streams: %w", err)
 	default:
 	}
-	lat := make([]time.Duration, subs)
+	lat = make([]time.Duration, subs)
 	var got atomic.Int64
 	var t0 time.Time
 	startGate := make(chan struct{})
@@ -309,18 +317,26 @@ func fanout(base, sid string, subs int) (received int, p99 time.Duration, err er
 		}(i, s)
 	}
 	eid := benchID()
-	t0 = time.Now()
-	close(startGate)
 	hook := make(chan struct{})
-	go func() {
-		postJSON(context.Background(), hc, base+"/v1/sessions/"+sid+"/hooks/permission-request", hookBody(eid))
-		close(hook)
-	}()
-	done := make(chan struct{})
-	go func() { rwg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
+	publish := func() error {
+		t0 = time.Now()
+		close(startGate)
+		go func() {
+			postJSON(context.Background(), hc, base+"/v1/sessions/"+sid+"/hooks/permission-request", hookBody(eid))
+			close(hook)
+		}()
+		done := make(chan struct{})
+		go func() { rwg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+		}
+		return nil
+	}
+	if during != nil {
+		err = during(publish)
+	} else {
+		err = publish()
 	}
 	postJSON(context.Background(), hc, base+"/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", map[string]any{"action": "accept"})
 	<-hook
@@ -333,7 +349,7 @@ func fanout(base, sid string, subs int) (received int, p99 time.Duration, err er
 			ok = append(ok, d)
 		}
 	}
-	return int(got.Load()), percentile(ok, 99), nil
+	return int(got.Load()), ok, err
 }
 
 // runtimeGauges reads the Go runtime's goroutine count and stack bytes in use from

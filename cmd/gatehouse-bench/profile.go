@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -297,4 +298,24 @@ func whyThroughput(pp *pprofClient, d time.Duration, healthz, evaluate func() er
 	}
 	return fmt.Sprintf("each evaluate cost the server %s of CPU against %s for a healthz (pprof over %s of each at 16 connections); evaluate: %s; healthz: %s",
 		fmtDur(ev), fmtDur(hz), d, fmtShares(evShares, evTotal, 6), fmtShares(hzShares, hzTotal, 4))
+}
+
+// whyFanout explains a fan-out p99 over target: a second round of the same fan-out,
+// with the server's CPU profiled over the delivery (from the park until the last
+// subscriber has it), by component, and the spread from the first subscriber served
+// to the last.
+func whyFanout(pp *pprofClient, base, sid string, subs int) string {
+	var prof *profile.Profile
+	got, lat, err := fanoutRound(base, sid, subs, func(publish func() error) error {
+		var perr error
+		prof, perr = pp.cpuDuring(time.Second, publish)
+		return perr
+	})
+	if err != nil || got == 0 {
+		return fmt.Sprintf("no profiled round (%d received): %v", got, err)
+	}
+	shares, total := cpuBreakdown(prof)
+	return fmt.Sprintf("in a second, profiled round the first subscriber had the prompt after %s, the median after %s, the 99th percentile after %s: one park is written to %d open streams, one after another, on two cores shared with the %d reading clients; the server spent %s of CPU in the profile's second: %s",
+		fmtDur(slices.Min(lat)), fmtDur(percentile(lat, 50)), fmtDur(percentile(lat, 99)), subs, subs,
+		fmtDur(time.Duration(total)), fmtShares(shares, total, 6))
 }
