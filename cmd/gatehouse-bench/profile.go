@@ -315,7 +315,7 @@ func whyFanout(pp *pprofClient, base, sid string, subs int) string {
 		return fmt.Sprintf("no profiled round (%d received): %v", got, err)
 	}
 	shares, total := cpuBreakdown(prof)
-	return fmt.Sprintf("in a second, profiled round the first subscriber had the prompt after %s, the median after %s, the 99th percentile after %s: one park is written to %d open streams, one after another, on two cores shared with the %d reading clients; the server spent %s of CPU in the profile's second: %s",
+	return fmt.Sprintf("in a second, profiled round the first subscriber had the prompt after %s, the median after %s, the 99th percentile after %s: one park is written to %d open streams, one after another, on two cores shared with the %d reading clients; the server spent %s of CPU in the profile's second (%d samples at 100 Hz, so shares are rough): %s",
 		fmtDur(slices.Min(lat)), fmtDur(percentile(lat, 50)), fmtDur(percentile(lat, 99)), subs, subs,
-		fmtDur(time.Duration(total)), fmtShares(shares, total, 6))
+		fmtDur(time.Duration(total)), total/int64(10*time.Millisecond), fmtShares(shares, total, 6))
 }
