@@ -141,12 +141,12 @@ func (s *Server) parkPrepared(c echo.Context, p parked, err error) error {
 		return c.JSON(http.StatusOK, p.h.immediate)
 	}
 	if p.w == nil {
-		return p.h.noAnswer(c)
+		return reply(c, p.h.noVerdict)
 	}
 	if !p.w.Ended() && s.hold(c, p) {
 		return nil
 	}
-	v, reply, err := p.h.await(c.Request().Context(), p.w)
+	v, body, err := p.h.await(c.Request().Context(), p.w)
 	defer v.Answered() // after the answer below is out
 	if errors.Is(err, elicit.ErrClientGone) {
 		return nil
@@ -154,10 +154,15 @@ func (s *Server) parkPrepared(c echo.Context, p parked, err error) error {
 	if err != nil {
 		return err
 	}
-	if reply == nil {
+	return reply(c, body)
+}
+
+// reply sends an answer at once: body as JSON, nil the empty "no verdict" 200.
+func reply(c echo.Context, body any) error {
+	if body == nil {
 		return c.NoContent(http.StatusOK)
 	}
-	return answerNow(c, reply)
+	return answerNow(c, body)
 }
 
 // await waits for the prompt's verdict and returns the answer in the agent's protocol
@@ -224,12 +229,4 @@ func (s *Server) applyRules(c echo.Context, h *hookPark) (answered bool, err err
 	}
 	h.prompt, h.onTimeout, h.ownWait = applied.Prompt, applied.OnTimeout, true
 	return false, nil
-}
-
-// noAnswer sends the "no verdict" answer at once.
-func (h *hookPark) noAnswer(c echo.Context) error {
-	if h.noVerdict == nil {
-		return c.NoContent(http.StatusOK)
-	}
-	return answerNow(c, h.noVerdict)
 }

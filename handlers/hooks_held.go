@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -61,10 +60,9 @@ func (s *Server) hold(c echo.Context, p parked) bool {
 // holdWith holds c's request with answer, logging the request (line: its log
 // attributes) when it is answered.
 func (s *Server) holdWith(c echo.Context, answer func(ctx context.Context, line []any) held.Answer) bool {
-	r := c.Request()
 	start, _ := c.Get(ctxStart).(time.Time)
-	line := []any{"request_id", requestID(c), "method", r.Method, "path", r.URL.Path}
-	ok := s.held.Hold(c.Response(), r, func(ctx context.Context) (a held.Answer) {
+	line := requestLine(c)
+	ok := s.held.Hold(c.Response(), c.Request(), func(ctx context.Context) (a held.Answer) {
 		defer func() {
 			// Off Echo, so off its Recover middleware: a panic is this request's 500.
 			if p := recover(); p != nil {
@@ -75,14 +73,11 @@ func (s *Server) holdWith(c echo.Context, answer func(ctx context.Context, line 
 				if after != nil {
 					after(err)
 				}
-				status, lvl := a.Status, slog.LevelInfo
+				status := a.Status
 				if err != nil || status == 0 {
 					status = statusClientGone
 				}
-				if status >= 500 {
-					lvl = slog.LevelWarn
-				}
-				s.log.Log(context.Background(), lvl, "http", append(line[:len(line):len(line)], "status", status, "duration", time.Since(start))...)
+				s.logRequest(line, status, start, false)
 			}
 		}()
 		return answer(ctx, line)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -60,17 +61,28 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if held, _ := c.Get(ctxHeld).(bool); held {
 			return nil
 		}
-		status := c.Response().Status
-		lvl := slog.LevelDebug
-		if status >= 500 {
-			lvl = slog.LevelWarn
-		} else if c.Request().URL.Path != "/healthz" {
-			lvl = slog.LevelInfo
-		}
-		s.log.Log(c.Request().Context(), lvl, "http", "request_id", requestID(c), "method", c.Request().Method,
-			"path", c.Request().URL.Path, "status", status, "duration", time.Since(start))
+		s.logRequest(requestLine(c), c.Response().Status, start, c.Request().URL.Path == "/healthz")
 		return nil
 	}
+}
+
+// requestLine is a request's attributes in its access log line.
+func requestLine(c echo.Context) []any {
+	r := c.Request()
+	return []any{"request_id", requestID(c), "method", r.Method, "path", r.URL.Path}
+}
+
+// logRequest writes a request's access log line (line: requestLine): a 5xx at warn,
+// a quiet one (healthz) at debug, the rest at info. Held requests write theirs when
+// answered (hold).
+func (s *Server) logRequest(line []any, status int, start time.Time, quiet bool) {
+	lvl := slog.LevelInfo
+	if status >= 500 {
+		lvl = slog.LevelWarn
+	} else if quiet {
+		lvl = slog.LevelDebug
+	}
+	s.log.Log(context.Background(), lvl, "http", append(line[:len(line):len(line)], "status", status, "duration", time.Since(start))...)
 }
 
 // identify resolves the caller's identity for every route that needs one.

@@ -78,14 +78,13 @@ func (s *Set) Hold(w http.ResponseWriter, r *http.Request, wait func(ctx context
 		return false
 	}
 	header := head.Bytes()
-	conn, buf, err := http.NewResponseController(w).Hijack()
+	// What net/http read past this request (a pipelined request) cannot be served
+	// here and is dropped; the answer's Connection: close tells the client to resend it.
+	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		s.wg.Done()
 		return false
 	}
-	// What the client sent after this request (a pipelined request) cannot be
-	// served here; the answer's Connection: close tells it to send that again.
-	_ = buf
 	ctx, hungUp := context.WithCancel(context.WithoutCancel(r.Context()))
 	proto := r.Proto
 	watched := make(chan struct{})
