@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -276,8 +277,15 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 			" acts as the single user and can approve anything; listen on 127.0.0.1 or use --auth header behind a proxy",
 			"addr", ln.Addr().String())
 	}
-	go a.sweep(ctx)
-	go a.Elicit.RunLeases(ctx)
+	// The background loops write to the database; Serve returns only once they have
+	// stopped, so Close never pulls the database from under one of them (on SQLite a
+	// late writer re-creates the journal files next to a database being removed).
+	var loops sync.WaitGroup
+	defer loops.Wait()
+	loopCtx, stopLoops := context.WithCancel(ctx)
+	defer stopLoops()
+	loops.Go(func() { a.sweep(loopCtx) })
+	loops.Go(func() { a.Elicit.RunLeases(loopCtx) })
 	if a.Config.PublicURL == "" {
 		// Links in notifications need an absolute base; without --public-url the
 		// address this server listens on is the best guess.
@@ -286,7 +294,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		a.Log.Warn("no --public-url: links in notifications point at the listen address; set --public-url to the address people reach Gatehouse at",
 			"url", base)
 	}
-	go a.notify.Run(ctx)
+	loops.Go(func() { a.notify.Run(loopCtx) })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -43,6 +43,11 @@ func (s *Service) Kick() {
 // Run plans and sends notifications until ctx ends. Every replica runs it.
 func (s *Service) Run(ctx context.Context) {
 	slots := make(chan struct{}, batchesInFlight)
+	// Batches in flight finish (each send is bounded by the send timeout) before Run
+	// returns: their results are written to the database, and a claim left to lapse
+	// would be sent again by another replica.
+	var batches sync.WaitGroup
+	defer batches.Wait()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	lastPrune := time.Time{}
@@ -50,7 +55,7 @@ func (s *Service) Run(ctx context.Context) {
 		if _, err := s.planAll(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("notifications: plan", "err", err)
 		}
-		s.claimAndSend(ctx, slots)
+		s.claimAndSend(ctx, slots, &batches)
 		if now := s.o.Now(); now.Sub(lastPrune) > 10*time.Minute {
 			lastPrune = now
 			if err := s.store.PruneActionNonces(ctx, now); err != nil && ctx.Err() == nil {
@@ -79,7 +84,7 @@ func (s *Service) Run(ctx context.Context) {
 
 // claimAndSend claims due deliveries while a batch slot is free, each batch sent in
 // the background.
-func (s *Service) claimAndSend(ctx context.Context, slots chan struct{}) {
+func (s *Service) claimAndSend(ctx context.Context, slots chan struct{}, batches *sync.WaitGroup) {
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -95,11 +100,11 @@ func (s *Service) claimAndSend(ctx context.Context, slots chan struct{}) {
 			}
 			return
 		}
-		go func() {
+		batches.Go(func() {
 			s.sendBatch(context.WithoutCancel(ctx), rows)
 			<-slots
 			s.Kick()
-		}()
+		})
 		if len(rows) < claimBatch {
 			return
 		}
