@@ -14,6 +14,13 @@ import (
 // parkedHooks is how many Claude hooks the restart test parks at once.
 const parkedHooks = 200
 
+// restartGrace is the restart test's --disconnect-grace: how long a prompt whose hook
+// went away stays pending. The test decides and re-parks 200 prompts after the restart,
+// which on a loaded machine under -race outlasted the 10 s default, so prompts were
+// abandoned as the product says they must be; the test is about the restart, not the
+// grace, so the grace is longer than any run of it.
+var restartGrace = []string{"--disconnect-grace", "10m"}
+
 // claudeHookWithID is a PermissionRequest body carrying a re-attach id, as a hook
 // forwarder that retries after a restart sends it.
 func claudeHookWithID(i int, eid string) map[string]any {
@@ -64,7 +71,7 @@ func hookBehavior(t *testing.T, r *testserver.Response) string {
 func TestSIGKILLRestartLosesNoDecision(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		dbURL := db.NewURL(t)
-		first := startServe(t, dbURL)
+		first := startServe(t, dbURL, restartGrace...)
 		c := first.Client()
 		sid := c.CreateSession(t, c.CreateAgent(t), "", "restart")
 		hookPath := "/v1/sessions/" + sid + "/hooks/permission-request"
@@ -98,7 +105,7 @@ func TestSIGKILLRestartLosesNoDecision(t *testing.T) {
 			}
 		}
 
-		second := startServe(t, dbURL)
+		second := startServe(t, dbURL, restartGrace...)
 		c = second.Client()
 		elicitPath := func(eid string) string { return "/v1/sessions/" + sid + "/elicitations/" + eid }
 		for _, eid := range eids {
