@@ -75,23 +75,34 @@
   }
 
   var focusMemo = null;
+  // swappedAt is when a live update last replaced part of the page (ms).
+  var swappedAt = 0;
 
   document.addEventListener("focusin", function (e) {
     var card = e.target.closest ? e.target.closest(".card") : null;
     focusMemo = card ? { id: card.getAttribute("data-eid"), index: cards().indexOf(card) } : null;
   });
 
-  function restoreFocus() {
-    var active = document.activeElement;
-    if (!focusMemo || (active && active !== document.body && active.isConnected)) {
-      return;
-    }
+  // rememberedCard is the card that had focus before a live update replaced the list:
+  // the same prompt if it is still there, else the one now in its place.
+  function rememberedCard() {
     var list = cards();
-    if (!list.length) {
-      return;
+    if (!focusMemo || !list.length) {
+      return null;
     }
     var same = list.filter(function (c) { return c.getAttribute("data-eid") === focusMemo.id; })[0];
-    (same || list[Math.min(focusMemo.index, list.length - 1)]).focus();
+    return same || list[Math.min(focusMemo.index, list.length - 1)];
+  }
+
+  function restoreFocus() {
+    var active = document.activeElement;
+    if (active && active !== document.body && active.isConnected) {
+      return;
+    }
+    var card = rememberedCard();
+    if (card) {
+      card.focus();
+    }
   }
 
   function updateTitle() {
@@ -209,6 +220,7 @@
       return;
     }
     new MutationObserver(function () {
+      swappedAt = Date.now();
       applySelection();
       restoreFocus();
       updateTitle();
@@ -237,6 +249,16 @@
       return;
     }
     var current = t.closest ? t.closest(".card") : null;
+    // A key pressed in the moment a live update swapped the cards meets the body: it
+    // is meant for the card that had focus, so it goes there. Only right after a swap:
+    // a person who clicked away from the cards has no card their keys act on.
+    if (!current && (t === document.body || !t.isConnected) && Date.now() - swappedAt < 1000) {
+      current = rememberedCard();
+      if (current) {
+        current.focus();
+        t = current;
+      }
+    }
     var i = current ? list.indexOf(current) : -1;
     var button;
     switch (e.key) {
