@@ -199,6 +199,7 @@ func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (
 	} else if s.rules != nil {
 		if d.RuleOffer = ruleOfferFor(row); d.RuleOffer != nil {
 			d.RuleOffer.Action = approvePath(sess.ID, eid) + "/rule"
+			d.RuleOffer.CanGlobal = s.rules.MayMakeGlobal(userOf(c))
 		}
 	}
 	if d.Deliveries, err = s.deliveryRows(ctx, row.ID); err != nil {

@@ -19,7 +19,10 @@ func (s *Server) showRulesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d.Form = views.RuleForm{Effect: "allow", MatchKind: rules.MatchPrefix, ScopeKind: rules.ScopeGlobal, Expires: "1h"}
+	d.Form = views.RuleForm{Effect: "allow", MatchKind: rules.MatchPrefix, ScopeKind: rules.ScopeCwd, Expires: "1h"}
+	if d.CanGlobal {
+		d.Form.ScopeKind = rules.ScopeGlobal
+	}
 	return s.render(c, http.StatusOK, views.Rules(d))
 }
 
@@ -32,7 +35,7 @@ func (s *Server) rulesData(c echo.Context) (views.RulesPage, error) {
 	if err != nil {
 		return views.RulesPage{}, err
 	}
-	d := views.RulesPage{Chrome: s.chrome(c, "Rules", "rules"), CSRF: s.csrfToken(c)}
+	d := views.RulesPage{Chrome: s.chrome(c, "Rules", "rules"), CSRF: s.csrfToken(c), CanGlobal: svc.MayMakeGlobal(userOf(c))}
 	now := svc.Now()
 	for i := range rows {
 		v := rules.ViewOf(&rows[i], now)
@@ -69,7 +72,7 @@ func (s *Server) postRulesPage(c echo.Context) error {
 		return err
 	}
 	f := func(k string) string { return strings.TrimSpace(c.FormValue(k)) }
-	in := rules.Input{Effect: f("effect"), Tool: f("tool"), Match: &rules.Match{Kind: f("match_kind"), Pattern: c.FormValue("pattern")},
+	in := rules.Input{Effect: f("effect"), Tool: f("tool"), Match: &rules.Match{Kind: f("match_kind"), Pattern: c.FormValue("pattern"), Argument: f("argument")},
 		Scope: &rules.Scope{Kind: f("scope_kind"), Value: f("scope_value")}, ExpiresIn: f("expires_in"),
 		Timeout: f("timeout"), OnTimeout: f("on_timeout")}
 	r, err := svc.Create(c.Request().Context(), userOf(c), in)
@@ -175,5 +178,5 @@ func ruleOfferFor(row *models.Elicitation) *views.RuleOffer {
 	case p.ToolName == "AskUserQuestion" || p.ToolName == "ExitPlanMode":
 		return nil // a question or a plan: allowing "it" always answers nothing
 	}
-	return &views.RuleOffer{Tool: p.ToolName, Pattern: rules.Target(p.ToolInput), Cwd: p.Cwd}
+	return &views.RuleOffer{Tool: p.ToolName, Pattern: rules.OfferPattern(p.ToolName, p.ToolInput), Cwd: p.Cwd}
 }

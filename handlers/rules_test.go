@@ -203,7 +203,7 @@ func TestRulesBadInput(t *testing.T) {
 		bobSession := bob.CreateSession(t, bobAgent, "", "")
 		ok := func(m map[string]any) map[string]any {
 			base := map[string]any{"effect": "allow", "tool": "Bash",
-				"match": map[string]any{"kind": "prefix", "pattern": "npm "}, "scope": map[string]any{"kind": "global"}}
+				"match": map[string]any{"kind": "prefix", "pattern": "npm "}, "scope": map[string]any{"kind": "cwd", "value": "/repo"}}
 			for k, v := range m {
 				base[k] = v
 			}

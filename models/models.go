@@ -187,7 +187,10 @@ type Rule struct {
 	Tool      string `gorm:"column:tool" json:"tool"`
 	MatchKind string `gorm:"column:match_kind" json:"-"`
 	Pattern   string `gorm:"column:pattern" json:"-"`
-	ScopeKind string `gorm:"column:scope_kind" json:"-"`
+	// MatchArgument names the one argument an MCP (or other) tool's rule compares; ""
+	// compares the whole input as canonical JSON.
+	MatchArgument string `gorm:"column:match_argument" json:"-"`
+	ScopeKind     string `gorm:"column:scope_kind" json:"-"`
 	// ScopeValue is the root session id, agent id or directory the scope names ("" for
 	// everywhere).
 	ScopeValue string `gorm:"column:scope_value" json:"-"`

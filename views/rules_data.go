@@ -9,6 +9,8 @@ type RulesPage struct {
 	Rules  []RuleRow
 	// Form is the create form's values (kept when a submission is refused).
 	Form RuleForm
+	// CanGlobal offers the "everywhere" scope: only admins make global rules.
+	CanGlobal bool
 }
 
 // RuleRow is one rule in the list.
@@ -36,7 +38,7 @@ type RuleRow struct {
 
 // RuleForm is the create form on /rules.
 type RuleForm struct {
-	Effect, Tool, MatchKind, Pattern, ScopeKind, ScopeValue, Expires, Timeout, OnTimeout string
+	Effect, Tool, MatchKind, Pattern, Argument, ScopeKind, ScopeValue, Expires, Timeout, OnTimeout string
 }
 
 // RuleOffer is the approval page's "approve and make a rule…" control, pre-filled from
@@ -47,4 +49,6 @@ type RuleOffer struct {
 	Pattern string
 	// Cwd is the agent's working directory ("" hides the directory scope).
 	Cwd string
+	// CanGlobal offers the "everywhere" scope (admins only).
+	CanGlobal bool
 }

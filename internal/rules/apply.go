@@ -16,8 +16,8 @@ type Subject struct {
 	// Tool is the tool's name as the agent gives it (Claude's tool_name; "shell" for
 	// Codex command approvals; a policy evaluation's event.data.name).
 	Tool string
-	// Input is the tool's input (its arguments); the pattern is compared with
-	// Target(Input).
+	// Input is the tool's input (its arguments); the pattern is compared with the
+	// field the tool's kind names (see KindOf), never a field the agent picks.
 	Input map[string]any
 	// Cwd is the agent's working directory, when it says ("" never matches a cwd scope).
 	Cwd string
@@ -60,14 +60,13 @@ func (s *Service) Match(ctx context.Context, subj Subject) (*models.Rule, error)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
-	target := Target(subj.Input)
 	var best *models.Rule
 	for i := range rows {
 		r := &rows[i]
 		if best != nil && precedence(r.Effect) <= precedence(best.Effect) {
 			continue
 		}
-		if !s.covers(r, subj) || !s.matcher(r)(target) {
+		if !s.covers(r, subj) || !s.matcher(r).matches(subj, strictReading(r.Effect, r.OnTimeout)) {
 			continue
 		}
 		lvl, err := s.access.LevelOn(ctx, subj.Session.RootID, r.CreatedBy)
@@ -97,15 +96,15 @@ func (s *Service) covers(r *models.Rule, subj Subject) bool {
 	return false
 }
 
-// matcher returns r's compiled pattern (cached: a rule's pattern never changes). A
-// stored pattern that does not compile matches nothing.
-func (s *Service) matcher(r *models.Rule) matcher {
+// matcher returns r's compiled pattern (cached: a rule's tool and pattern never
+// change). A stored pattern that does not compile matches nothing.
+func (s *Service) matcher(r *models.Rule) *ruleMatcher {
 	if m, ok := s.compiled.Load(r.ID); ok {
-		return m.(matcher)
+		return m.(*ruleMatcher)
 	}
-	m, err := compile(r.MatchKind, r.Pattern)
+	m, err := compileRule(r.Tool, r.MatchKind, r.Pattern, r.MatchArgument)
 	if err != nil {
-		m = func(string) bool { return false }
+		m = &ruleMatcher{kind: KindTool, text: func(string) bool { return false }}
 	}
 	s.compiled.Store(r.ID, m)
 	return m

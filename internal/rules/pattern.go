@@ -1,25 +1,27 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
 	"strings"
 )
 
-// Match kinds: how a rule's pattern is compared with a request's target (see Target).
+// Match kinds: how a rule's pattern is compared with a request's target (see Target;
+// shell commands are compared one simple command at a time, see internal/shell).
 const (
 	// MatchExact: the target equals the pattern, byte for byte.
 	MatchExact = "exact"
-	// MatchPrefix: the target starts with the pattern ("npm run " matches every
-	// "npm run …" command; "npm run" would also match "npm runx", so end a command
-	// prefix with a space).
+	// MatchPrefix: the target starts with the pattern, at a boundary: whole words for
+	// a command ("npm run" matches "npm run build", never "npm runx"), whole path
+	// segments for a file ("/repo/src" matches "/repo/src/a.go", never "/repo/srcx"),
+	// and scheme, host and whole path segments for a URL.
 	MatchPrefix = "prefix"
 	// MatchGlob: a glob over the whole target: * is any run of characters except "/",
 	// ** any run including "/", ? one character except "/", [abc] / [a-z] / [!a] a
 	// character class, and \ escapes the next character. "/repo/src/**" matches every
-	// file under /repo/src; "git status*" matches "git status --short".
+	// file under /repo/src. For a command, * is any run of characters and a trailing
+	// ":*" is "then any arguments", as in Claude Code: "git status:*".
 	MatchGlob = "glob"
 	// MatchRegex: a Go (RE2) regular expression that must match the whole target (it
 	// is anchored at both ends for you).
@@ -112,31 +114,6 @@ func globRegexp(glob string) (string, error) {
 	}
 	b.WriteString(`$`)
 	return b.String(), nil
-}
-
-// targetKeys are the tool-input fields a rule's pattern is compared with, first
-// present string wins: a shell command, then a file path, then a URL.
-var targetKeys = []string{"command", "file_path", "notebook_path", "path", "url"}
-
-// Target is the text of a tool call a rule's pattern is compared with: the Bash (or
-// Codex) command line, the file path of file tools (Read, Edit, Write, MultiEdit,
-// NotebookEdit), the URL of WebFetch — the first of input's "command", "file_path",
-// "notebook_path", "path" and "url" that is a string — and otherwise the input as
-// compact JSON with sorted keys (so an exact rule pins every argument).
-func Target(input map[string]any) string {
-	for _, k := range targetKeys {
-		if s, ok := input[k].(string); ok {
-			return s
-		}
-	}
-	if input == nil {
-		input = map[string]any{}
-	}
-	raw, _ := json.Marshal(input)
-	var generic any
-	_ = json.Unmarshal(raw, &generic)
-	out, _ := json.Marshal(generic)
-	return string(out)
 }
 
 // underDir reports whether dir (absolute, cleaned) is root or lies below it.

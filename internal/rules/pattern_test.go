@@ -43,20 +43,23 @@ func TestPatterns(t *testing.T) {
 	}
 }
 
-func TestTarget(t *testing.T) {
+func TestOfferPattern(t *testing.T) {
 	cases := []struct {
+		tool  string
 		input map[string]any
 		want  string
 	}{
-		{map[string]any{"command": "ls -la", "description": "list"}, "ls -la"},
-		{map[string]any{"file_path": "/repo/a.go", "content": "x"}, "/repo/a.go"},
-		{map[string]any{"url": "https://example.com", "prompt": "read"}, "https://example.com"},
-		{map[string]any{"b": 1.50, "a": "x"}, `{"a":"x","b":1.5}`},
-		{nil, `{}`},
+		{"Bash", map[string]any{"command": "ls -la", "description": "list"}, "ls -la"},
+		{"Write", map[string]any{"file_path": "/repo/a.go", "content": "x"}, "/repo/a.go"},
+		{"WebFetch", map[string]any{"url": "https://example.com", "prompt": "read"}, "https://example.com"},
+		// The field comes from the tool, never from whichever key comes first.
+		{"Write", map[string]any{"command": "/repo/notes.txt", "file_path": "/home/a/.ssh/authorized_keys"}, "/home/a/.ssh/authorized_keys"},
+		{"mcp__fs__write", map[string]any{"b": 1.50, "a": "x"}, `{"a":"x","b":1.5}`},
+		{"mcp__fs__write", nil, `{}`},
 	}
 	for _, tc := range cases {
-		if got := Target(tc.input); got != tc.want {
-			t.Errorf("Target(%v) = %q, want %q", tc.input, got, tc.want)
+		if got := OfferPattern(tc.tool, tc.input); got != tc.want {
+			t.Errorf("OfferPattern(%s, %v) = %q, want %q", tc.tool, tc.input, got, tc.want)
 		}
 	}
 }

@@ -68,6 +68,9 @@ func New(st *store.Store, sess *sessions.Service, access *auth.Checker, core *el
 type Match struct {
 	Kind    string `json:"kind"`
 	Pattern string `json:"pattern"`
+	// Argument, for an MCP or other tool, names the one argument the pattern is
+	// compared with (otherwise: the whole input as canonical JSON).
+	Argument string `json:"argument,omitempty"`
 }
 
 // Scope is the body's "scope".
@@ -83,7 +86,8 @@ type Input struct {
 	Match  *Match `json:"match"`
 	Scope  *Scope `json:"scope"`
 	// ExpiresAt (RFC 3339) or ExpiresIn (a duration: "1h", "24h") end the rule; with
-	// neither it lasts until revoked.
+	// neither an allow rule lasts DefaultAllowLifetime and a deny or ask rule until
+	// revoked.
 	ExpiresAt string `json:"expires_at"`
 	ExpiresIn string `json:"expires_in"`
 	// Timeout ("5m") and OnTimeout (none, deny, allow) are an ask rule's wait and the
@@ -122,7 +126,7 @@ const (
 
 // ViewOf describes r as of now.
 func ViewOf(r *models.Rule, now time.Time) View {
-	v := View{ID: r.ID, Effect: r.Effect, Tool: r.Tool, Match: Match{Kind: r.MatchKind, Pattern: r.Pattern},
+	v := View{ID: r.ID, Effect: r.Effect, Tool: r.Tool, Match: Match{Kind: r.MatchKind, Pattern: r.Pattern, Argument: r.MatchArgument},
 		Scope: Scope{Kind: r.ScopeKind, Value: r.ScopeValue}, OnTimeout: r.OnTimeout, Note: r.Note,
 		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt,
 		FireCount: r.FireCount, LastFiredAt: r.LastFiredAt, State: StateActive}
@@ -140,6 +144,10 @@ func ViewOf(r *models.Rule, now time.Time) View {
 	}
 	return v
 }
+
+// MayMakeGlobal reports whether user may make a global rule (admins, or anyone when
+// auth is off).
+func (s *Service) MayMakeGlobal(user string) bool { return s.access.SeesAll(user) }
 
 // Now is the service's clock.
 func (s *Service) Now() time.Time { return s.now() }
@@ -181,10 +189,18 @@ func (s *Service) Create(ctx context.Context, user string, in Input) (*models.Ru
 	if len(in.Match.Pattern) > MaxPattern {
 		return nil, errs.Invalid("match.pattern", "is longer than %d bytes", MaxPattern)
 	}
-	if _, err := compile(in.Match.Kind, in.Match.Pattern); err != nil {
-		return nil, errs.Invalid("match.pattern", "does not compile as a %s: %v", in.Match.Kind, err)
+	arg := strings.TrimSpace(in.Match.Argument)
+	if len(arg) > 200 {
+		return nil, errs.Invalid("match.argument", "is longer than 200 characters")
 	}
-	r.MatchKind, r.Pattern = in.Match.Kind, in.Match.Pattern
+	if _, err := compileRule(r.Tool, in.Match.Kind, in.Match.Pattern, arg); err != nil {
+		field := "match.pattern"
+		if strings.HasPrefix(err.Error(), "match.argument") {
+			field = "match.argument"
+		}
+		return nil, errs.Invalid(field, "does not compile as a %s: %v", in.Match.Kind, err)
+	}
+	r.MatchKind, r.Pattern, r.MatchArgument = in.Match.Kind, in.Match.Pattern, arg
 	if err := s.scope(ctx, user, in.Scope, r); err != nil {
 		return nil, err
 	}
@@ -193,6 +209,11 @@ func (s *Service) Create(ctx context.Context, user string, in Input) (*models.Ru
 	}
 	if err := s.timeout(in, r); err != nil {
 		return nil, err
+	}
+	if strictReading(r.Effect, r.OnTimeout) {
+		if err := checkAllowPattern(r.Tool, r.MatchKind, r.Pattern); err != nil {
+			return nil, errs.Invalid("match.pattern", "%v", err)
+		}
 	}
 	if len(in.Note) > 1000 {
 		return nil, errs.Invalid("note", "is longer than 1000 characters")
@@ -248,6 +269,11 @@ func (s *Service) scope(ctx context.Context, user string, in *Scope, r *models.R
 		if v != "" {
 			return errs.Invalid("scope.value", "must be empty for a global scope")
 		}
+		// A global rule answers in every session its creator may edit, including
+		// sessions of people who never chose it: only admins make them.
+		if !s.access.SeesAll(user) {
+			return errs.Forbidden("only admins make global rules; scope the rule to a session, an agent or a project directory")
+		}
 	case "":
 		return errs.Invalid("scope.kind", "is required (session, agent, cwd or global)")
 	default:
@@ -257,9 +283,17 @@ func (s *Service) scope(ctx context.Context, user string, in *Scope, r *models.R
 	return nil
 }
 
-// expiry sets r's expiry from expires_at or expires_in; one in the past is refused.
+// DefaultAllowLifetime is how long an allow rule made without an expiry lasts. Every
+// allow rule ends: a grant nobody remembers making should not answer forever.
+const DefaultAllowLifetime = 30 * 24 * time.Hour
+
+// expiry sets r's expiry from expires_at or expires_in (an allow rule given neither gets
+// DefaultAllowLifetime); one in the past is refused.
 func expiry(in Input, now time.Time, r *models.Rule) error {
 	switch {
+	case in.ExpiresAt == "" && in.ExpiresIn == "" && r.Effect == models.EffectAllow:
+		t := now.Add(DefaultAllowLifetime)
+		r.ExpiresAt = &t
 	case in.ExpiresAt != "" && in.ExpiresIn != "":
 		return errs.Invalid("expires_in", "give expires_at or expires_in, not both")
 	case in.ExpiresAt != "":
@@ -317,27 +351,19 @@ func (s *Service) timeout(in Input, r *models.Rule) error {
 	return nil
 }
 
-// List returns the rules user may see, newest first: their own and, on trees they
-// manage, the rules scoped to those trees (every rule when auth is off).
+// List returns the rules user may see, newest first: their own and every rule that can
+// answer in a session tree they manage, wherever it was made (every rule when auth is
+// off or user is an admin).
 func (s *Service) List(ctx context.Context, user string) ([]models.Rule, error) {
 	if s.access.SeesAll(user) {
-		return s.store.ListRules(ctx, true, "", nil, 1000)
+		return s.store.ListRules(ctx, store.RuleFilter{All: true}, 1000)
 	}
-	roots, err := s.store.ListRootsVisibleTo(ctx, user)
+	rc, err := s.reachOf(ctx, user)
 	if err != nil {
 		return nil, err
 	}
-	var managed []string
-	for _, r := range roots {
-		lvl, err := s.access.LevelOn(ctx, r.ID, user)
-		if err != nil {
-			return nil, err
-		}
-		if lvl >= auth.Manage {
-			managed = append(managed, r.ID)
-		}
-	}
-	return s.store.ListRules(ctx, false, user, managed, 1000)
+	return s.store.ListRules(ctx, store.RuleFilter{User: user, Roots: rc.roots, Agents: rc.agents,
+		Editors: rc.editors, AnyEditor: rc.anyEditor}, 1000)
 }
 
 // Get loads a rule user may see (anyone else's is not found).
@@ -374,16 +400,92 @@ func (s *Service) Revoke(ctx context.Context, user, id string) (*models.Rule, er
 	return s.store.GetRule(ctx, id)
 }
 
-// mayManage: the rule's creator, or a manager of the tree a session rule is scoped to.
+// mayManage: an admin, the rule's creator, or an owner or manager of a session tree
+// the rule can answer in — so nobody with edit access can plant a rule in someone
+// else's sessions that the owner cannot see or revoke.
 func (s *Service) mayManage(ctx context.Context, user string, r *models.Rule) (bool, error) {
 	if s.access.SeesAll(user) || r.CreatedBy == user {
 		return true, nil
 	}
-	if r.ScopeKind != ScopeSession {
-		return false, nil
+	rc, err := s.reachOf(ctx, user)
+	if err != nil {
+		return false, err
 	}
-	lvl, err := s.access.LevelOn(ctx, r.ScopeValue, user)
-	return lvl >= auth.Manage, err
+	return rc.answersIn(r), nil
+}
+
+// reach is what a person manages: the session trees they hold manage (or owner) access
+// on, the agents those run under, and the people who may edit them — whose rules can
+// answer there (a rule answers only where its creator may decide).
+type reach struct {
+	roots, agents, editors []string
+	// anyEditor: some managed tree lets everyone signed in edit, so anyone's rule can
+	// answer there.
+	anyEditor bool
+}
+
+func (s *Service) reachOf(ctx context.Context, user string) (reach, error) {
+	var rc reach
+	visible, err := s.store.ListRootsVisibleTo(ctx, user)
+	if err != nil {
+		return rc, err
+	}
+	seen := map[string]bool{}
+	agents := map[string]bool{}
+	for _, root := range visible {
+		lvl, err := s.access.LevelOn(ctx, root.ID, user)
+		if err != nil {
+			return rc, err
+		}
+		if lvl < auth.Manage {
+			continue
+		}
+		rc.roots = append(rc.roots, root.ID)
+		if root.AgentID != "" && !agents[root.AgentID] {
+			agents[root.AgentID] = true
+			rc.agents = append(rc.agents, root.AgentID)
+		}
+		grants, err := s.store.ListPermissions(ctx, root.ID)
+		if err != nil {
+			return rc, err
+		}
+		for _, g := range grants {
+			if auth.Level(g.Level) < auth.Edit {
+				continue
+			}
+			if g.User == store.PublicUser {
+				rc.anyEditor = true
+			} else if !seen[g.User] {
+				seen[g.User] = true
+				rc.editors = append(rc.editors, g.User)
+			}
+		}
+	}
+	return rc, nil
+}
+
+// answersIn reports whether r can answer in one of the managed trees: the same test
+// the store's RuleFilter makes in SQL.
+func (rc reach) answersIn(r *models.Rule) bool {
+	editor := rc.anyEditor || contains(rc.editors, r.CreatedBy)
+	switch r.ScopeKind {
+	case ScopeSession:
+		return contains(rc.roots, r.ScopeValue)
+	case ScopeAgent:
+		return editor && contains(rc.agents, r.ScopeValue)
+	case ScopeCwd, ScopeGlobal:
+		return editor
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
 
 func clip(s string) string {

@@ -34,15 +34,36 @@ func (s *Store) LiveRulesForTool(ctx context.Context, tool string, now time.Time
 	return rows, err
 }
 
-// ListRules lists rules created by user or, when rootIDs is not empty, scoped to one
-// of those session trees (every rule when all is set), newest first.
-func (s *Store) ListRules(ctx context.Context, all bool, user string, rootIDs []string, limit int) ([]models.Rule, error) {
+// RuleFilter says which rules ListRules returns: every rule (All), or those created by
+// User, scoped to one of the session trees Roots, or made by one of Editors (anyone
+// when AnyEditor) with an agent scope naming one of Agents, a directory scope or a
+// global scope — the rules that can answer in the trees.
+type RuleFilter struct {
+	All                    bool
+	User                   string
+	Roots, Agents, Editors []string
+	AnyEditor              bool
+}
+
+// ListRules lists the rules f selects, newest first.
+func (s *Store) ListRules(ctx context.Context, f RuleFilter, limit int) ([]models.Rule, error) {
 	var rows []models.Rule
 	q := s.ctx(ctx)
-	if !all {
-		cond := s.ctx(ctx).Where("created_by = ?", user)
-		if len(rootIDs) > 0 {
-			cond = cond.Or("scope_kind = ? AND scope_value IN ?", "session", rootIDs)
+	if !f.All {
+		cond := s.ctx(ctx).Where("created_by = ?", f.User)
+		if len(f.Roots) > 0 {
+			cond = cond.Or("scope_kind = ? AND scope_value IN ?", "session", f.Roots)
+		}
+		if f.AnyEditor || len(f.Editors) > 0 {
+			by := s.ctx(ctx).Where("1 = 1")
+			if !f.AnyEditor {
+				by = s.ctx(ctx).Where("created_by IN ?", f.Editors)
+			}
+			wide := s.ctx(ctx).Where("scope_kind IN ?", []string{"global", "cwd"})
+			if len(f.Agents) > 0 {
+				wide = wide.Or("scope_kind = ? AND scope_value IN ?", "agent", f.Agents)
+			}
+			cond = cond.Or(s.ctx(ctx).Where(by).Where(wide))
 		}
 		q = q.Where(cond)
 	}
