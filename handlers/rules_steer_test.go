@@ -149,3 +149,29 @@ func TestRulesHaveOwnersAndLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestCodexArgvIsReadAsItRuns: a Codex command given as argv is matched as the program
+// runs it — ["bash", "-lc", "git status; rm -rf ~"] is a script of two commands, not a
+// line that happens to start with "bash -lc git status".
+func TestCodexArgvIsReadAsItRuns(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		srv := testserver.Start(t, db.NewURL(t), "--elicitation-mode", "form")
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		createRule(t, c, map[string]any{"effect": "allow", "tool": "shell",
+			"match": map[string]any{"kind": "prefix", "pattern": "git status"}, "scope": map[string]any{"kind": "session", "value": sid}})
+		codexPath := "/v1/sessions/" + sid + "/hooks/codex-elicitation-request"
+		p, eid, prompt := c.ParkAt(t, sid, codexPath, testserver.CodexCommandBody(1, []string{"bash", "-lc", "git status; rm -rf ~"}))
+		if p.Done() {
+			t.Fatalf("answered without a person: %+v", p.Wait(t, time.Second))
+		}
+		if got, _ := prompt["params"].(map[string]any)["command"].(string); got != "bash -lc 'git status; rm -rf ~'" {
+			t.Errorf("the person is shown %q", got)
+		}
+		c.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", map[string]any{"action": "decline"})
+		p.Wait(t, 10*time.Second)
+		if got := answeredAt(t, c, codexPath, testserver.CodexCommandBody(2, []string{"bash", "-lc", "git status --short"})); got != `{"decision":"accept"}` {
+			t.Fatalf("a script of one allowed command: %s", got)
+		}
+	})
+}

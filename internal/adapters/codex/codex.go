@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/shell"
 )
 
 // PreviewLimit is the longest content_preview, in characters.
@@ -239,7 +241,9 @@ func (r *Request) Fingerprint() string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// commandText renders a command given as a string or as argv.
+// commandText renders a command given as a string or as argv. An argv is joined as a
+// shell would have to read it (each word quoted when it needs it), so the person sees,
+// and rules match, exactly what runs.
 func commandText(v any) (string, bool) {
 	switch t := v.(type) {
 	case string:
@@ -253,7 +257,7 @@ func commandText(v any) (string, bool) {
 			}
 			parts = append(parts, s)
 		}
-		return strings.Join(parts, " "), true
+		return shell.Join(parts)
 	}
 	return "", false
 }
