@@ -266,9 +266,6 @@ func (s *Store) ExportPage(ctx context.Context, f audit.Filter, after int64, lim
 	return s.scanChain(s.ctx(ctx).Raw(q, args...))
 }
 
-// rowScanner is *sql.Rows (or a row of it).
-type rowScanner interface{ Scan(dest ...any) error }
-
 // entryDest scans entryColumns; NULLs everywhere are allowed (a chain row whose
 // prompt is missing).
 type entryDest struct {
