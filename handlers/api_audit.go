@@ -54,3 +54,13 @@ func (s *Server) exportAudit(c echo.Context) error {
 	}
 	return nil
 }
+
+// auditCheckpoint is GET /v1/audit/checkpoint (admins): the latest signed daily
+// checkpoint of the audit chain's head, for keeping outside the database.
+func (s *Server) auditCheckpoint(c echo.Context) error {
+	cp, err := s.audit.LatestCheckpoint(c.Request().Context(), userOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cp)
+}

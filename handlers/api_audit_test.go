@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -68,13 +70,11 @@ func exportIDs(t *testing.T, c *testserver.Client, query string) []string {
 // rehash recomputes an exported row's hash from the row alone.
 func rehash(t *testing.T, row audit.Row) string {
 	t.Helper()
-	at, err := time.Parse(audit.TimeLayout, row.ResolvedAt)
+	h, err := row.Expected()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := audit.Decision{ElicitationID: row.ElicitationID, SessionID: row.SessionID, Status: row.Status, Action: row.Action,
-		ResolvedBy: row.ResolvedBy, ResolvedVia: row.ResolvedVia, ResolvedAt: at}
-	return audit.Link(d, row.Origin, row.Params, row.Content, row.PrevHash)
+	return h
 }
 
 // TestAuditExportFiltersFormatsAndAccess: the export holds every decision of the trees
@@ -238,4 +238,45 @@ func heapLive() uint64 {
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// TestAuditCheckpointForAdmins: the server takes the day's signed checkpoint of the
+// chain's head when it starts, appends it to --audit-checkpoint-file, and serves it at
+// GET /v1/audit/checkpoint to admins only; it verifies with the public key derived
+// from the server's secret.
+func TestAuditCheckpointForAdmins(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		file := filepath.Join(t.TempDir(), "checkpoints.jsonl")
+		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--admins", "carol@example.com", "--audit-checkpoint-file", file)
+		r := srv.Client("carol@example.com").Do(t, http.MethodGet, "/v1/audit/checkpoint", nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("admin: %d %s", r.Status, r.Body)
+		}
+		var cp audit.Checkpoint
+		if err := json.Unmarshal(r.Body, &cp); err != nil {
+			t.Fatal(err)
+		}
+		pub, err := audit.ParsePublicKey(audit.NewSigner([]byte(testserver.TestSessionSecret)).PublicKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.Check(pub); err != nil || cp.Day != time.Now().UTC().Format(audit.DayLayout) || cp.Seq != 0 || cp.Hash != audit.Genesis {
+			t.Fatalf("checkpoint %+v: %v", cp, err)
+		}
+		body, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inFile, err := audit.ReadCheckpoints(strings.NewReader(string(body)))
+		if err != nil || len(inFile) != 1 || inFile[0] != cp {
+			t.Fatalf("checkpoint file %q: %v", body, err)
+		}
+		r = srv.Client("alice@example.com").Do(t, http.MethodGet, "/v1/audit/checkpoint", nil)
+		var env struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if r.Status != http.StatusForbidden || json.Unmarshal(r.Body, &env) != nil || env.Error.Code == "" || env.Error.Message == "" {
+			t.Fatalf("non-admin: %d %s", r.Status, r.Body)
+		}
+	})
 }

@@ -192,6 +192,7 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)
 	v1.DELETE("/sessions/:sid/mcp", s.mcpDelete)
 	v1.GET("/audit", s.exportAudit)
+	v1.GET("/audit/checkpoint", s.auditCheckpoint)
 
 	v1.POST("/rules", s.createRule)
 	v1.GET("/rules", s.listRules)

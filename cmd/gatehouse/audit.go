@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,12 +23,17 @@ const (
 	exitCannotCheck = 2
 )
 
-// runAudit is `gatehouse audit verify [--database-url URL]`: it recomputes the whole
-// hash chain from the stored rows (read-only) and exits 0 when it holds, 1 naming the
-// first row that does not match, 2 when it could not check (bad usage, no database).
+// auditUsage is the subcommand's synopsis.
+const auditUsage = "usage: gatehouse audit verify [--database-url URL] [--head [SEQ:]HASH]... [--checkpoint FILE]... [--checkpoint-key KEY | --session-secret SECRET]"
+
+// runAudit is `gatehouse audit verify`: it recomputes the whole hash chain from the
+// stored rows (read-only) and exits 0 when it holds, 1 naming the first row that does
+// not match — or the head or checkpoint kept outside the database that the chain no
+// longer reaches (cut short or rewritten) — and 2 when it could not check (bad usage,
+// no database, an unreadable checkpoint file, no key to check checkpoints with).
 func runAudit(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: gatehouse audit verify [--database-url URL]")
+		fmt.Fprintln(stderr, auditUsage)
 		return exitCannotCheck
 	}
 	fs := flag.NewFlagSet("gatehouse audit verify", flag.ContinueOnError)
@@ -37,6 +43,19 @@ func runAudit(args []string, getenv func(string) string, stdout, stderr io.Write
 		def = "sqlite://./data/gatehouse.db"
 	}
 	dbURL := fs.String("database-url", def, "sqlite://PATH or postgres://… (env GATEHOUSE_DATABASE_URL)")
+	var anchors []audit.Anchor
+	fs.Func("head", "a head recorded earlier, HASH or SEQ:HASH: the chain must still reach it (repeatable)", func(v string) error {
+		a, err := audit.ParseHead(v)
+		anchors = append(anchors, a)
+		return err
+	})
+	var files []string
+	fs.Func("checkpoint", "a file of signed daily checkpoints (JSON lines, --audit-checkpoint-file): the chain must still reach each (repeatable)", func(v string) error {
+		files = append(files, v)
+		return nil
+	})
+	keyHex := fs.String("checkpoint-key", "", "the Ed25519 public key checkpoints are signed with (hex; the server logs it at start)")
+	secret := fs.String("session-secret", getenv("GATEHOUSE_SESSION_SECRET"), "the server's --session-secret, to derive the checkpoint key from instead (env GATEHOUSE_SESSION_SECRET)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitChainHolds
@@ -46,6 +65,20 @@ func runAudit(args []string, getenv func(string) string, stdout, stderr io.Write
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gatehouse audit verify: unexpected argument %q\n", fs.Arg(0))
 		return exitCannotCheck
+	}
+	if len(files) > 0 {
+		pub, err := checkpointKey(*keyHex, *secret)
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse audit verify:", err)
+			return exitCannotCheck
+		}
+		for _, name := range files {
+			more, code := readCheckpointFile(name, pub, stdout, stderr)
+			if code != exitChainHolds {
+				return code
+			}
+			anchors = append(anchors, more...)
+		}
 	}
 	if path, ok := strings.CutPrefix(*dbURL, "sqlite://"); ok {
 		// Verifying must not create an empty database where the real one was expected.
@@ -62,7 +95,7 @@ func runAudit(args []string, getenv func(string) string, stdout, stderr io.Write
 		return exitCannotCheck
 	}
 	defer st.Close()
-	res, err := audit.Verify(ctx, st)
+	res, err := audit.Verify(ctx, st, anchors...)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse audit verify: cannot read the chain (is the database migrated?):", err)
 		return exitCannotCheck
@@ -73,5 +106,46 @@ func runAudit(args []string, getenv func(string) string, stdout, stderr io.Write
 		return exitChainBroken
 	}
 	fmt.Fprintf(stdout, "audit chain holds: %d rows, head seq=%d hash=%s\n", res.Rows, res.HeadSeq, res.HeadHash)
+	if res.Backfilled > 0 {
+		fmt.Fprintf(stdout, "%d rows were backfilled (decided before the chain began)\n", res.Backfilled)
+	}
+	if len(anchors) > 0 {
+		fmt.Fprintf(stdout, "it reaches all %d heads and checkpoints given\n", len(anchors))
+	}
 	return exitChainHolds
+}
+
+// checkpointKey is the key checkpoints are checked with: --checkpoint-key, else the one
+// derived from the server's secret.
+func checkpointKey(keyHex, secret string) (ed25519.PublicKey, error) {
+	if keyHex != "" {
+		return audit.ParsePublicKey(keyHex)
+	}
+	if secret == "" {
+		return nil, errors.New("--checkpoint needs the key it was signed with: --checkpoint-key (the key the server logs at start) or --session-secret / GATEHOUSE_SESSION_SECRET")
+	}
+	return audit.ParsePublicKey(audit.NewSigner([]byte(secret)).PublicKey())
+}
+
+// readCheckpointFile reads and checks the signatures of a checkpoint file. A file that
+// cannot be read is exit 2; a checkpoint whose signature does not verify is exit 1
+// (someone changed the file, or it is not this server's).
+func readCheckpointFile(name string, pub ed25519.PublicKey, stdout, stderr io.Writer) ([]audit.Anchor, int) {
+	f, err := os.Open(name)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse audit verify:", err)
+		return nil, exitCannotCheck
+	}
+	defer f.Close()
+	cps, err := audit.ReadCheckpoints(f)
+	if err != nil {
+		fmt.Fprintf(stderr, "gatehouse audit verify: %s: %v\n", name, err)
+		return nil, exitCannotCheck
+	}
+	anchors, err := audit.Anchors(cps, pub, name)
+	if err != nil {
+		fmt.Fprintf(stdout, "audit checkpoint REJECTED: %v\n", err)
+		return nil, exitChainBroken
+	}
+	return anchors, exitChainHolds
 }

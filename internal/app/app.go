@@ -61,6 +61,8 @@ type App struct {
 	// held are the parked hooks taken off net/http (their answers are waited for at
 	// shutdown, as net/http waits for its own requests).
 	held *held.Set
+	// checkpoints takes the daily signed checkpoint of the audit chain's head.
+	checkpoints *audit.Checkpointer
 }
 
 // New opens the database, applies migrations and builds the handlers.
@@ -73,12 +75,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		st.Close()
 		return nil, err
 	}
-	// Decided rows the audit chain lacks (from before it existed) join it now.
-	if n, err := st.ChainUnchained(ctx); err != nil {
+	// Decided rows the audit chain lacks from before it existed join it now.
+	if err := backfillChain(ctx, st, log); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("audit chain backfill: %w", err)
-	} else if n > 0 {
-		log.Info("audit chain: chained earlier decisions", "count", n)
 	}
 	secret, err := sessionSecret(ctx, cfg, st, log)
 	if err != nil {
@@ -210,7 +210,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Held:            hold,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus,
-		upstreams: pool, notify: notifier, held: hold}, nil
+		upstreams: pool, notify: notifier, held: hold, checkpoints: newCheckpointer(ctx, cfg, st, secret, log)}, nil
 }
 
 // health is /healthz's check: the database answers and, on Postgres, the LISTEN
@@ -285,6 +285,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	defer stopLoops()
 	loops.Go(func() { a.sweep(loopCtx) })
+	loops.Go(func() { a.checkpointDaily(loopCtx) })
 	loops.Go(func() { a.Elicit.RunLeases(loopCtx) })
 	if a.Config.PublicURL == "" {
 		// Links in notifications need an absolute base; without --public-url the
@@ -343,10 +344,6 @@ func (a *App) sweep(ctx context.Context) {
 			a.Log.Warn("expire due elicitations", "err", err)
 		} else if n > 0 {
 			a.Log.Info("expired stale elicitations", "count", n)
-		}
-		// Rows decided by a replica still running older code (rolling upgrade).
-		if _, err := a.Store.ChainUnchained(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Warn("audit chain backfill", "err", err)
 		}
 		if _, err := a.Store.PruneEvents(ctx, time.Now().UTC().Add(-a.Config.EventRetention)); err != nil && ctx.Err() == nil {
 			a.Log.Warn("prune stream events", "err", err)

@@ -210,40 +210,6 @@ func TestVerifyNamesTheFirstTamperedRow(t *testing.T) {
 	})
 }
 
-// TestBackfillChainsRowsDecidedWithoutTheChain: decided rows the chain lacks (decided
-// before it existed, or by an older replica) are found by verify, then chained by the
-// backfill, after which the chain holds.
-func TestBackfillChainsRowsDecidedWithoutTheChain(t *testing.T) {
-	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
-		ctx := context.Background()
-		st := testserver.OpenStore(t, db.NewURL(t))
-		sess := newSession(t, st, "")
-		ids := park(t, st, sess, "b", 3)
-		if _, err := st.DecideElicitation(ctx, ids[0], sess.ID, store.Decision{Status: models.StatusResolved, Action: "accept", By: "a", Via: "api", At: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		sqlDB, _ := st.SQL()
-		// What an older replica writes: the decision alone.
-		if _, err := sqlDB.ExecContext(ctx, rebind(db, `UPDATE elicitations SET status = 'resolved', action = 'accept', resolved_by = 'old',
-			resolved_via = 'api', resolved_at = ?, content = '{"x": 1}' WHERE id IN (?, ?)`), time.Now().UTC(), ids[1], ids[2]); err != nil {
-			t.Fatal(err)
-		}
-		if res := verify(t, st); res.Problem == nil || res.Problem.Reason != "decided but not in the chain" {
-			t.Fatalf("verify before backfill: %+v", res)
-		}
-		n, err := st.ChainUnchained(ctx)
-		if err != nil || n != 2 {
-			t.Fatalf("backfill chained %d, %v", n, err)
-		}
-		if n, err := st.ChainUnchained(ctx); err != nil || n != 0 {
-			t.Fatalf("second backfill chained %d, %v", n, err)
-		}
-		if res := verify(t, st); res.Problem != nil || res.Rows != 3 {
-			t.Fatalf("verify after backfill: %+v", res)
-		}
-	})
-}
-
 // rebind turns ? placeholders into Postgres's $n.
 func rebind(db testserver.DB, q string) string {
 	if db.Name != "postgres" {
@@ -262,7 +228,7 @@ func rebind(db testserver.DB, q string) string {
 	return b.String()
 }
 
-// TestDecisionBytesCoverEveryField: each decided field, the deciding rule's id
+// TestDecisionBytesCoverEveryField: (version 1) each decided field, the deciding rule's id
 // included, changes what is hashed, so an edit to any of them breaks the chain.
 func TestDecisionBytesCoverEveryField(t *testing.T) {
 	base := audit.Decision{ElicitationID: "e", SessionID: "s", Status: "resolved", Action: "accept",

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 	"time"
@@ -64,6 +65,9 @@ type Store interface {
 	ExportPage(ctx context.Context, f Filter, after int64, limit int) ([]Record, error)
 	ListRootsVisibleTo(ctx context.Context, user string) ([]models.Session, error)
 	GetSession(ctx context.Context, id string) (*models.Session, error)
+	// LatestAuditCheckpoint reads the most recent daily checkpoint (errs.ErrNotFound
+	// when none was taken yet).
+	LatestAuditCheckpoint(ctx context.Context) (*Checkpoint, error)
 }
 
 // Service exports the audit trail.
@@ -74,6 +78,20 @@ type Service struct {
 
 // New builds the export service.
 func New(st Store, access *auth.Checker) *Service { return &Service{store: st, access: access} }
+
+// LatestCheckpoint is the most recent signed daily checkpoint of the chain's head, for
+// admins (everyone with --auth none): whoever keeps these outside the database can
+// later prove the chain was cut short or rewritten.
+func (s *Service) LatestCheckpoint(ctx context.Context, user string) (*Checkpoint, error) {
+	if !s.access.SeesAll(user) {
+		return nil, errs.Forbidden("only admins read the audit checkpoint")
+	}
+	c, err := s.store.LatestAuditCheckpoint(ctx)
+	if errors.Is(err, errs.ErrNotFound) {
+		return nil, errs.NotFound("no audit checkpoint has been taken yet")
+	}
+	return c, err
+}
 
 // Validate checks a query before anything is written.
 func (q *Query) Validate() error {
@@ -170,23 +188,31 @@ func (s *Service) Write(ctx context.Context, f Filter, format string, w io.Write
 	}
 }
 
-// Columns are the export's fields, in CSV column order.
+// Columns are the export's fields, in CSV column order (CSV cannot tell NULL from
+// empty; JSON Lines can, and re-hash as they stand: see Row.Expected).
 var Columns = []string{"seq", "elicitation_id", "session_id", "origin", "status", "action", "resolved_by",
-	"resolved_via", "rule_id", "resolved_at", "created_at", "params", "content", "prev_hash", "hash"}
+	"resolved_via", "rule_id", "resolved_at", "created_at", "params", "content", "prev_hash", "hash",
+	"version", "backfilled", "expires_at", "call_key"}
 
-// Row is one exported decision: everything the hash covers, plus the links.
+// Row is one exported decision: everything the hash covers, plus the links. Nullable
+// columns are pointers: a NULL is JSON null (or, for action, rule_id, call_key and
+// content, left out), so a row re-hashes exactly.
 type Row struct {
 	Seq           int64           `json:"seq"`
+	Version       int             `json:"version"`
+	Backfilled    bool            `json:"backfilled,omitempty"`
 	ElicitationID string          `json:"elicitation_id"`
 	SessionID     string          `json:"session_id"`
 	Origin        string          `json:"origin"`
 	Status        string          `json:"status"`
-	Action        string          `json:"action,omitempty"`
-	ResolvedBy    string          `json:"resolved_by"`
-	ResolvedVia   string          `json:"resolved_via"`
-	RuleID        string          `json:"rule_id,omitempty"`
-	ResolvedAt    string          `json:"resolved_at"`
+	Action        *string         `json:"action,omitempty"`
+	ResolvedBy    *string         `json:"resolved_by"`
+	ResolvedVia   *string         `json:"resolved_via"`
+	RuleID        *string         `json:"rule_id,omitempty"`
+	CallKey       *string         `json:"call_key,omitempty"`
+	ResolvedAt    *string         `json:"resolved_at"`
 	CreatedAt     string          `json:"created_at"`
+	ExpiresAt     string          `json:"expires_at"`
 	Params        json.RawMessage `json:"params"`
 	Content       json.RawMessage `json:"content,omitempty"`
 	PrevHash      string          `json:"prev_hash"`
@@ -196,10 +222,54 @@ type Row struct {
 // ToRow is r as exported. Times use the layout the hash uses, so an exported row can be
 // re-hashed as it stands.
 func ToRow(r *Record) Row {
-	return Row{Seq: r.Seq, ElicitationID: r.ElicitationID, SessionID: r.SessionID, Origin: r.Origin, Status: r.Status,
-		Action: r.Action, ResolvedBy: r.ResolvedBy, ResolvedVia: r.ResolvedVia, RuleID: r.RuleID,
-		ResolvedAt: r.ResolvedAt.UTC().Format(TimeLayout), CreatedAt: r.CreatedAt.UTC().Format(TimeLayout),
+	row := Row{Seq: r.Seq, Version: r.Version, Backfilled: r.Backfilled, ElicitationID: r.ElicitationID,
+		SessionID: r.SessionID, Origin: r.Origin, Status: r.Status, Action: r.Action, ResolvedBy: r.ResolvedBy,
+		ResolvedVia: r.ResolvedVia, RuleID: r.RuleID, CallKey: r.CallKey,
+		CreatedAt: FormatTime(r.CreatedAt), ExpiresAt: FormatTime(r.ExpiresAt),
 		Params: jsonOrNull(r.Params), Content: jsonOrNil(r.Content), PrevHash: r.PrevHash, Hash: r.Hash}
+	if r.ResolvedAt != nil {
+		at := FormatTime(*r.ResolvedAt)
+		row.ResolvedAt = &at
+	}
+	return row
+}
+
+// Record is the exported row turned back into what was hashed (params and content
+// as exported, which is byte for byte what was hashed).
+func (row *Row) Record() (Record, error) {
+	r := Record{Seq: row.Seq, PrevHash: row.PrevHash, Hash: row.Hash, Version: row.Version, Backfilled: row.Backfilled,
+		Entry: Entry{ElicitationID: row.ElicitationID, SessionID: row.SessionID, Origin: row.Origin, Params: row.Params,
+			Status: row.Status, Action: row.Action, ResolvedBy: row.ResolvedBy, ResolvedVia: row.ResolvedVia,
+			RuleID: row.RuleID, CallKey: row.CallKey}}
+	if row.Content != nil {
+		r.Content = row.Content
+	}
+	var err error
+	if row.ResolvedAt != nil {
+		at, perr := time.Parse(TimeLayout, *row.ResolvedAt)
+		r.ResolvedAt, err = &at, perr
+	}
+	for _, f := range []struct {
+		dst *time.Time
+		v   string
+	}{{&r.CreatedAt, row.CreatedAt}, {&r.ExpiresAt, row.ExpiresAt}} {
+		if t, perr := time.Parse(TimeLayout, f.v); perr != nil {
+			err = perr
+		} else {
+			*f.dst = t
+		}
+	}
+	return r, err
+}
+
+// Expected is the hash an exported row should carry, recomputed from the row alone —
+// what an auditor does with an export, without Gatehouse's database.
+func (row *Row) Expected() (string, error) {
+	r, err := row.Record()
+	if err != nil {
+		return "", err
+	}
+	return r.Expected(row.PrevHash), nil
 }
 
 func jsonOrNull(b []byte) json.RawMessage {
@@ -245,27 +315,37 @@ func (e *encoder) row(r *Record) error {
 	row := ToRow(r)
 	if e.csv != nil {
 		v := e.rec
-		v[0], v[1], v[2], v[3], v[4], v[5] = strconv.FormatInt(row.Seq, 10), row.ElicitationID, row.SessionID, row.Origin, row.Status, row.Action
-		v[6], v[7], v[8], v[9], v[10] = row.ResolvedBy, row.ResolvedVia, row.RuleID, row.ResolvedAt, row.CreatedAt
+		v[0], v[1], v[2], v[3], v[4], v[5] = strconv.FormatInt(row.Seq, 10), row.ElicitationID, row.SessionID, row.Origin, row.Status, deref(row.Action)
+		v[6], v[7], v[8], v[9], v[10] = deref(row.ResolvedBy), deref(row.ResolvedVia), deref(row.RuleID), deref(row.ResolvedAt), row.CreatedAt
 		v[11], v[12], v[13], v[14] = string(r.Params), string(r.Content), row.PrevHash, row.Hash
+		v[15], v[16], v[17], v[18] = strconv.Itoa(row.Version), strconv.FormatBool(row.Backfilled), row.ExpiresAt, deref(row.CallKey)
 		return e.csv.Write(v)
 	}
 	b := append(e.buf[:0], `{"seq":`...)
 	b = strconv.AppendInt(b, row.Seq, 10)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, int64(row.Version), 10)
+	if row.Backfilled {
+		b = append(b, `,"backfilled":true`...)
+	}
 	b = appendField(b, "elicitation_id", row.ElicitationID)
 	b = appendField(b, "session_id", row.SessionID)
 	b = appendField(b, "origin", row.Origin)
 	b = appendField(b, "status", row.Status)
-	if row.Action != "" {
-		b = appendField(b, "action", row.Action)
+	if row.Action != nil {
+		b = appendField(b, "action", *row.Action)
 	}
-	b = appendField(b, "resolved_by", row.ResolvedBy)
-	b = appendField(b, "resolved_via", row.ResolvedVia)
-	if row.RuleID != "" {
-		b = appendField(b, "rule_id", row.RuleID)
+	b = appendNullable(b, "resolved_by", row.ResolvedBy)
+	b = appendNullable(b, "resolved_via", row.ResolvedVia)
+	if row.RuleID != nil {
+		b = appendField(b, "rule_id", *row.RuleID)
 	}
-	b = appendField(b, "resolved_at", row.ResolvedAt)
+	if row.CallKey != nil {
+		b = appendField(b, "call_key", *row.CallKey)
+	}
+	b = appendNullable(b, "resolved_at", row.ResolvedAt)
 	b = appendField(b, "created_at", row.CreatedAt)
+	b = appendField(b, "expires_at", row.ExpiresAt)
 	b = appendRaw(b, "params", row.Params)
 	if row.Content != nil {
 		b = appendRaw(b, "content", row.Content)
@@ -276,6 +356,16 @@ func (e *encoder) row(r *Record) error {
 	e.buf = b
 	_, err := e.w.Write(b)
 	return err
+}
+
+// appendNullable appends a string field, or null.
+func appendNullable(b []byte, key string, val *string) []byte {
+	if val == nil {
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		return append(b, `":null`...)
+	}
+	return appendField(b, key, *val)
 }
 
 func appendField(b []byte, key, val string) []byte {

@@ -74,6 +74,10 @@ type Config struct {
 	SlackSigningSecret string
 	// SlackAPIURL is the Slack Web API base (tests point it at a stand-in).
 	SlackAPIURL string
+
+	// AuditCheckpointFile, when set, is where this replica appends each daily audit
+	// checkpoint it takes (internal/audit), outside the database.
+	AuditCheckpointFile string
 }
 
 type setting struct {
@@ -91,6 +95,7 @@ var settings = []setting{
 	{"public-url", "GATEHOUSE_PUBLIC_URL", "", "absolute base URL for links in logs and notifications"},
 	{"runner-url", "GATEHOUSE_RUNNER_URL", "", "base URL of the runner that executes MCP tools"},
 	{"policy-file", "GATEHOUSE_POLICY_FILE", "", "YAML file of default policies"},
+	{"audit-checkpoint-file", "GATEHOUSE_AUDIT_CHECKPOINT_FILE", "", "file the daily signed audit checkpoint is appended to (JSON lines; empty: log and GET /v1/audit/checkpoint only)"},
 	{"elicitation-timeout", "GATEHOUSE_ELICITATION_TIMEOUT", "24h", "longest a parked request waits"},
 	{"mcp-input-timeout", "GATEHOUSE_MCP_INPUT_TIMEOUT", "5m", "wait for an MCP server's input request"},
 	{"mcp-approval-ttl", "GATEHOUSE_MCP_APPROVAL_TTL", "15m", "how long an MCP approval waits for its client to come back for it"},
@@ -148,6 +153,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		SessionSecret: get("session-secret"), LogFormat: get("log-format"),
 	}
 	c.TrustedProxies = list(get("trusted-proxies"))
+	c.AuditCheckpointFile = get("audit-checkpoint-file")
 	c.OIDCIssuer, c.OIDCClientID, c.OIDCClientSecret = get("oidc-issuer"), get("oidc-client-id"), get("oidc-client-secret")
 	c.OIDCAllowedDomains, c.OIDCAllowedEmails = list(get("oidc-allowed-domains")), list(get("oidc-allowed-emails"))
 	c.Admins = list(strings.ToLower(get("admins")))

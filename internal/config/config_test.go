@@ -144,3 +144,25 @@ func TestInvalidSettingsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditCheckpointFile: --audit-checkpoint-file is off by default and set by the
+// flag or GATEHOUSE_AUDIT_CHECKPOINT_FILE.
+func TestAuditCheckpointFile(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, ""},
+		{nil, map[string]string{"GATEHOUSE_AUDIT_CHECKPOINT_FILE": "/var/log/gatehouse/checkpoints.jsonl"}, "/var/log/gatehouse/checkpoints.jsonl"},
+		{[]string{"--audit-checkpoint-file", "/srv/cp.jsonl"}, map[string]string{"GATEHOUSE_AUDIT_CHECKPOINT_FILE": "/x"}, "/srv/cp.jsonl"},
+	} {
+		c, err := Load("test", tc.args, env(tc.env), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.AuditCheckpointFile != tc.want {
+			t.Errorf("%v %v: %q, want %q", tc.args, tc.env, c.AuditCheckpointFile, tc.want)
+		}
+	}
+}

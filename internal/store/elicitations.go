@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -48,6 +48,9 @@ type Decision struct {
 	RuleID string
 }
 
+// pgLiveLink is the version 2 hash of the decided row d after the head's hash.
+var pgLiveLink = pgLinkV2("d", audit.KindLive, "audit_head.hash")
+
 // DecidedChannel is the Postgres NOTIFY channel carrying the ids of decided prompts.
 const DecidedChannel = "gatehouse_decided"
 
@@ -60,9 +63,9 @@ const DecidedChannel = "gatehouse_decided"
 // Postgres one statement decides, appends and notifies, so deciding still costs one
 // round trip: it updates the chain's head row (whose lock, held to commit, lines up
 // deciders on every replica; a waiting decider re-reads the head once the lock is
-// free), hashes in SQL (sha256) over the decision bytes encoded here plus the
-// digests of the stored origin, params and content, and inserts the chain row. On
-// SQLite (one writer at a time anyway) a short transaction does the same in Go.
+// free), hashes in SQL (sha256, audit version 2) over every column of the decided row
+// as stored, and inserts the chain row. On SQLite (one writer at a time anyway) a
+// short transaction does the same in Go.
 func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d Decision) (*models.Elicitation, error) {
 	// Both databases keep microseconds; the hash covers exactly what is stored.
 	d.At = d.At.UTC().Truncate(time.Microsecond)
@@ -70,9 +73,12 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 	if d.Action != "" {
 		action = &d.Action
 	}
-	var content []byte // nil is NULL; bytes as every other JSON column is written
+	// No content is NULL: a nil interface (SQLite stores a nil []byte as an empty blob,
+	// which the audit chain would tell apart from NULL); bytes as every other JSON
+	// column is written.
+	var content any
 	if len(d.Content) > 0 {
-		content = d.Content
+		content = []byte(d.Content)
 	}
 	set := `status = ?, action = ?, content = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?, chained = TRUE`
 	args := []any{d.Status, action, content, d.By, d.Via, d.At}
@@ -86,24 +92,23 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 		query += ` AND lease_until = ?`
 		args = append(args, d.SeenLease)
 	}
-	decision := audit.Decision{ElicitationID: id, SessionID: sessionID, Status: d.Status, Action: d.Action,
-		ResolvedBy: d.By, ResolvedVia: d.Via, ResolvedAt: d.At, RuleID: d.RuleID}
 	if s.dialect == SQLite {
-		return s.decideAndChainSQLite(ctx, query+` RETURNING `+elicitationColumns, args, decision)
+		return s.decideAndChainSQLite(ctx, query+` RETURNING `+elicitationColumns, args)
 	}
 	query += ` RETURNING *`
 	// The note that wakes waiters on other replicas goes out with the commit itself:
-	// no window in which the decision is stored but nobody is told.
+	// no window in which the decision is stored but nobody is told. The chain row's
+	// hash is computed here from the decided row as stored (d), so it covers exactly
+	// what a verifier reads back.
 	query = `WITH d AS (` + query + `),
 		h AS (UPDATE audit_head SET seq = audit_head.seq + 1, prev_hash = audit_head.hash,
-				hash = encode(sha256(decode(?, 'hex') || ` + pgDigests("d") + ` || decode(audit_head.hash, 'hex')), 'hex')
+				hash = ` + pgLiveLink + `
 			FROM d WHERE audit_head.id = 1
 			RETURNING audit_head.seq, audit_head.prev_hash, audit_head.hash),
-		c AS (INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash)
-			SELECT h.seq, d.id, h.prev_hash, h.hash FROM d CROSS JOIN h)
+		c AS (INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled)
+			SELECT h.seq, d.id, h.prev_hash, h.hash, ` + strconv.Itoa(audit.Current) + `, FALSE FROM d CROSS JOIN h)
 		SELECT d.* FROM d
 			CROSS JOIN LATERAL (SELECT pg_notify('` + DecidedChannel + `', d.id)) AS notified`
-	args = append(args, hex.EncodeToString(decision.Bytes())) // GORM would expand a []byte
 	var rows []models.Elicitation
 	err := s.w(ctx).Raw(query, args...).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
