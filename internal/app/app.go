@@ -133,7 +133,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	if auth.Mode(cfg.Auth) == auth.ModeOIDC {
 		if signIn, err = auth.NewOIDC(auth.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID,
 			ClientSecret: cfg.OIDCClientSecret, RedirectURL: cfg.PublicURL + auth.CallbackPath,
-			AllowedDomains: cfg.OIDCAllowedDomains, AllowedEmails: cfg.OIDCAllowedEmails}); err != nil {
+			AllowedDomains: cfg.OIDCAllowedDomains, AllowedEmails: cfg.OIDCAllowedEmails,
+			AcceptMissingEmailVerified: cfg.OIDCAcceptMissingEmailVerified}); err != nil {
 			stopBus()
 			st.Close()
 			return nil, err
