@@ -148,6 +148,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	bus.OnGrantChanged(guard.GrantChanged)
 	svc := sessions.New(st, access)
 	svc.OnGrantChanged(bus.GrantChanged)
+	// A revoked token ends its streams: this replica's at once, the others' through
+	// the note the store sends with the revocation (Postgres).
+	apiTokens := tokens.New(st, nil)
+	apiTokens.OnRevoked(func(owner string) { guard.GrantChanged("", owner) })
 	m := metrics.New(metrics.Sources{Pending: st.CountPending, Subscribers: bus.Count, Parked: core.Parked,
 		OpenStreams: guard.Open, InboxLoads: box.Loads})
 	core.OnOpened(m.Opened)
@@ -203,7 +207,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		BodyReadTimeout: cfg.BodyReadTimeout,
 		Rules:           ruleBook,
 		Audit:           audit.New(st, access),
-		Tokens:          tokens.New(st, nil),
+		Tokens:          apiTokens,
 		OIDC:            signIn,
 		Notify:          notifier,
 		Slack:           slackInteractions(cfg),
