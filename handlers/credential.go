@@ -30,6 +30,12 @@ func (s *Server) credentialOf(c echo.Context) credential {
 		}
 		return cr
 	}
+	if si, ok := c.Get(ctxSignIn).(signIn); ok && s.signIns != nil {
+		return credential{ends: si.expires, check: func(ctx context.Context) error {
+			_, err := s.signIns.Check(ctx, si.secret)
+			return err
+		}}
+	}
 	return credential{}
 }
 
