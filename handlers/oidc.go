@@ -140,12 +140,8 @@ func (s *Server) finishSignIn(c echo.Context) error {
 	if err != nil {
 		return s.signInFailed(c, err, pending.Next)
 	}
-	// A sign-in this browser still holds ends: one browser, one sign-in.
-	old, _ := b.sess.Values[keySignInSecret].(string)
-	if err := s.signIns.End(c.Request().Context(), old); err != nil {
-		return err
-	}
-	secret, _, err := s.signIns.Start(c.Request().Context(), user)
+	previous, _ := b.sess.Values[keySignInSecret].(string)
+	secret, _, err := s.signIns.Start(c.Request().Context(), user, previous)
 	if err != nil {
 		return err
 	}

@@ -61,8 +61,13 @@ type SignIn struct {
 var errSignedOut = errs.Unauthorized("sign in again")
 
 // Start records a sign-in of user and returns the secret the browser keeps (256
-// random bits; only its hash is stored) and when the sign-in ends.
-func (s *SignIns) Start(ctx context.Context, user string) (secret string, expires time.Time, err error) {
+// random bits; only its hash is stored) and when the sign-in ends. previous, when
+// set, is the sign-in the browser held until now, which ends: one browser, one
+// sign-in.
+func (s *SignIns) Start(ctx context.Context, user, previous string) (secret string, expires time.Time, err error) {
+	if err := s.End(ctx, previous); err != nil {
+		return "", time.Time{}, err
+	}
 	secret = randomToken()
 	now := s.now()
 	si := &models.SignIn{Hash: signInHash(secret), User: user, CreatedAt: now, ExpiresAt: now.Add(SignInLifetime)}
