@@ -82,9 +82,10 @@ func (s *Server) getElicitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	row, err := s.elicit.GetInSession(ctx, sess.ID, c.Param("eid"))
+	row, err := s.elicit.GetParkedWith(ctx, sess.ID, c.Param("eid"), hooksTokenOf(c))
 	if errors.Is(err, errs.ErrNotFound) {
-		// Unknown, or another session's: nothing to decide here.
+		// Unknown, another session's, or — to a hooks-only token — not parked with
+		// it: nothing to decide here.
 		return c.JSON(http.StatusOK, map[string]any{"status": "resolved"})
 	}
 	if err != nil {

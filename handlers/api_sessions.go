@@ -79,14 +79,15 @@ func (s *Server) createSession(c echo.Context) error {
 }
 
 // getSession answers the session snapshot, including every pending prompt of its
-// subtree (descendants' prompts carry params.target_session_id).
+// subtree (descendants' prompts carry params.target_session_id) — for a hooks-only
+// token, only the prompts parked with it.
 func (s *Server) getSession(c echo.Context) error {
 	ctx := c.Request().Context()
 	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Read)
 	if err != nil {
 		return err
 	}
-	pending, _, err := s.elicit.PendingFor(ctx, sess)
+	pending, _, err := s.elicit.PendingParkedWith(ctx, sess, hooksTokenOf(c))
 	if err != nil {
 		return err
 	}

@@ -29,8 +29,9 @@ func (s *Server) tokenIdentity(c echo.Context, secret string) (string, tokens.Pr
 
 // tokenMayUse reports whether a hooks-only token may call the matched route: the hook
 // routes (per session and zero-config, Claude's and Codex's), and reading the session
-// and the prompt a hook parked on (what a forwarder needs to follow its prompt). The
-// owner's access on the session is checked by the route as usual.
+// and the prompt a hook parked on (what a forwarder needs to follow its prompt) — of
+// which it sees only the prompts parked with it (hooksTokenOf). The owner's access on
+// the session is checked by the route as usual.
 func tokenMayUse(c echo.Context) bool {
 	route := c.Path()
 	switch {
@@ -40,6 +41,21 @@ func tokenMayUse(c echo.Context) bool {
 		return route == "/v1/sessions/:sid" || route == "/v1/sessions/:sid/elicitations/:eid"
 	}
 	return false
+}
+
+// tokenIDOf is the id of the API token the request came with ("" : none).
+func tokenIDOf(c echo.Context) string {
+	p, _ := c.Get(ctxToken).(tokens.Principal)
+	return p.TokenID
+}
+
+// hooksTokenOf is the id of the hooks-only token the request came with, which reads
+// only the prompts parked with it; "" when the caller reads as their owner does.
+func hooksTokenOf(c echo.Context) string {
+	if p, _ := c.Get(ctxToken).(tokens.Principal); p.HooksOnly() {
+		return p.TokenID
+	}
+	return ""
 }
 
 // tokensService is the tokens use case, or a 404 when the server runs without one.

@@ -114,6 +114,7 @@ func (s *Server) prepareInSlot(c echo.Context, prepare prepareFunc) (parked, err
 			ch <- ready{parked{h: h}, err}
 			return
 		}
+		h.prompt.TokenID = tokenIDOf(c) // a hooks-only token reads only what it parked
 		if answered, err := s.applyRules(c, h); err != nil || answered {
 			ch <- ready{parked{h: h}, err}
 			return

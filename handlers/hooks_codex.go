@@ -46,7 +46,7 @@ func (s *Server) prepareCodex(c echo.Context) (*hookPark, error) {
 		if level < auth.Edit {
 			return nil, errs.Forbidden("retiring prompts needs edit access to the session")
 		}
-		retired, err := s.retireCodexPrompts(ctx, sess, n)
+		retired, err := s.retireCodexPrompts(ctx, sess, n, hooksTokenOf(c))
 		if err != nil {
 			return nil, err
 		}
@@ -108,15 +108,16 @@ func (s *Server) checkCodexRetry(ctx context.Context, sess *models.Session, eid,
 // retireCodexPrompts cancels this session's pending prompts for a request Codex says
 // was settled elsewhere (serverRequest/resolved). The bridge's parked request for it
 // then answers "cancel", which Codex no longer reads; the prompt leaves every inbox.
-func (s *Server) retireCodexPrompts(ctx context.Context, sess *models.Session, n *codex.Resolved) ([]string, error) {
+// only, when set, is the hooks-only token asking: it retires only what it parked.
+func (s *Server) retireCodexPrompts(ctx context.Context, sess *models.Session, n *codex.Resolved, only string) ([]string, error) {
 	_, rows, err := s.elicit.PendingFor(ctx, sess)
 	if err != nil {
 		return nil, err
 	}
 	retired := []string{}
 	for _, row := range rows {
-		if row.SessionID != sess.ID || row.Origin != models.OriginCodex {
-			continue
+		if row.SessionID != sess.ID || row.Origin != models.OriginCodex || (only != "" && !row.ParkedWith(only)) {
+			continue // a hooks-only token retires only what it parked
 		}
 		if !n.Matches(row.DecodeParams().All) {
 			continue

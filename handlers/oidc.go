@@ -15,18 +15,27 @@ import (
 	"github.com/gatehouse-dev/gatehouse/views"
 )
 
-// --auth oidc keeps the signed-in person in the browser cookie (signed and encrypted
-// with --session-secret), beside the CSRF token, together with the sign-ins this
-// browser has started and not finished.
+// --auth oidc keeps, in the browser cookie (signed and encrypted with
+// --session-secret), the signed-in person and the secret of their sign-in — which the
+// database must still hold (auth.SignIns: signing out deletes it) — beside the CSRF
+// token, together with the sign-ins this browser has started and not finished.
 const (
 	keySignedIn      = "user"
-	keySignedInSince = "user_since"
+	keySignInSecret  = "sign_in"
 	keyPendingSignIn = "oidc_pending"
-	// signInLifetime is how long a sign-in lasts before the browser signs in again.
-	signInLifetime = 24 * time.Hour
 	// maxPendingSignIns bounds the sign-ins one browser may have under way (tabs).
 	maxPendingSignIns = 4
+	// ctxSignIn holds the request's live sign-in (signIn), once read.
+	ctxSignIn = "gatehouse.sign_in"
 )
+
+// signIn is the live sign-in a request came with: who, until when, and its secret (to
+// re-check it while a stream is open).
+type signIn struct {
+	user    string
+	expires time.Time
+	secret  string
+}
 
 // identifyOIDC is identify for --auth oidc: the signed-in person of the browser
 // cookie for pages. The API is for tokens only (the cookie does not work there, so a
@@ -38,7 +47,11 @@ func (s *Server) identifyOIDC(c echo.Context, next echo.HandlerFunc) error {
 	if !s.isPage(c) {
 		return errs.Unauthorized("send an API token: Authorization: Bearer <token>")
 	}
-	if user := s.signedIn(c); user != "" {
+	user, err := s.signedIn(c)
+	if err != nil {
+		return err
+	}
+	if user != "" {
 		c.Set(ctxUser, user)
 		return next(c)
 	}
@@ -57,16 +70,29 @@ func (s *Server) identifyOIDC(c echo.Context, next echo.HandlerFunc) error {
 	return c.Redirect(http.StatusSeeOther, signInPath(signInReturn(r.URL.RequestURI())))
 }
 
-// signedIn returns the person this browser signed in as, or "" when nobody did or the
-// sign-in has run out.
-func (s *Server) signedIn(c echo.Context) string {
+// signedIn returns the person this browser signed in as, or "" when nobody did, the
+// sign-in ran out, or it was signed out — from this browser or any copy of its cookie,
+// on any replica (the database is asked on every request). An error is the database
+// failing, not a missing sign-in.
+func (s *Server) signedIn(c echo.Context) (string, error) {
+	if si, ok := c.Get(ctxSignIn).(signIn); ok {
+		return si.user, nil
+	}
 	b := s.browserOf(c)
 	user, _ := b.sess.Values[keySignedIn].(string)
-	since, _ := b.sess.Values[keySignedInSince].(int64)
-	if user == "" || s.elicit.Now().Sub(time.Unix(since, 0)) > signInLifetime {
-		return ""
+	secret, _ := b.sess.Values[keySignInSecret].(string)
+	if user == "" || secret == "" || s.signIns == nil {
+		return "", nil
 	}
-	return user
+	live, err := s.signIns.Check(c.Request().Context(), secret)
+	if errors.Is(err, errs.ErrUnauthorized) || (err == nil && live.User != user) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	c.Set(ctxSignIn, signIn{user: user, expires: live.Expires, secret: secret})
+	return user, nil
 }
 
 // startSignIn sends the browser to the provider with a fresh state, nonce and PKCE
@@ -114,26 +140,41 @@ func (s *Server) finishSignIn(c echo.Context) error {
 	if err != nil {
 		return s.signInFailed(c, err, pending.Next)
 	}
+	previous, _ := b.sess.Values[keySignInSecret].(string)
+	secret, _, err := s.signIns.Start(c.Request().Context(), user, previous)
+	if err != nil {
+		return err
+	}
 	b.sess.Values[keySignedIn] = user
-	b.sess.Values[keySignedInSince] = s.elicit.Now().Unix()
+	b.sess.Values[keySignInSecret] = secret
 	delete(b.sess.Values, keyCSRF) // a new person gets a new CSRF token
 	b.dirty = true
 	s.log.Info("signed in", "user", user, "request_id", requestID(c))
 	return s.redirect(c, signInReturn(pending.Next))
 }
 
-// signOut forgets the signed-in person of this browser (a form post with the CSRF
-// token, so another site cannot sign people out).
+// signOut ends this browser's sign-in (a form post with the CSRF token, so another
+// site cannot sign people out): deleted from the database, so a copy of the cookie no
+// longer works either, on any replica, and the streams it opened end; then the cookie
+// forgets it.
 func (s *Server) signOut(c echo.Context) error {
 	b := s.browserOf(c)
-	if user := s.signedIn(c); user != "" {
+	user, err := s.signedIn(c)
+	if err != nil {
+		return err
+	}
+	if user != "" {
 		c.Set(ctxUser, user)
 		if err := s.checkCSRF(c); err != nil {
 			return err
 		}
+		secret, _ := b.sess.Values[keySignInSecret].(string)
+		if err := s.signIns.End(c.Request().Context(), secret); err != nil {
+			return err
+		}
 		s.log.Info("signed out", "user", user, "request_id", requestID(c))
 	}
-	for _, k := range []string{keySignedIn, keySignedInSince, keyCSRF, keyCSRFUser, keyPendingSignIn} {
+	for _, k := range []string{keySignedIn, keySignInSecret, keyCSRF, keyCSRFUser, keyPendingSignIn} {
 		delete(b.sess.Values, k)
 	}
 	b.dirty = true
@@ -143,7 +184,7 @@ func (s *Server) signOut(c echo.Context) error {
 // showSignedOut confirms the sign-out (a page of its own, so reloading it does not
 // sign the browser straight back in at the provider).
 func (s *Server) showSignedOut(c echo.Context) error {
-	if user := s.signedIn(c); user != "" {
+	if user, _ := s.signedIn(c); user != "" {
 		return s.redirect(c, "/inbox")
 	}
 	return s.render(c, http.StatusOK, views.SignedOut(views.SignInPage{

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -95,11 +96,14 @@ func (s *Server) approveEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lease, err := s.streams.Acquire(userOf(c), sess.RootID)
+	access, err := s.openStream(c, sess.RootID, func(ctx context.Context) error {
+		_, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Edit)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	defer lease.Release()
+	defer access.Release()
 	sub := s.bus.Subscribe(row.SessionID, 64)
 	defer sub.Cancel()
 	sw := s.startSSE(c)
@@ -129,12 +133,16 @@ func (s *Server) approveEvents(c echo.Context) error {
 				return nil // dropped for falling behind; EventSource reconnects
 			}
 			check = d.Event.Type == elicit.EventResolved && d.Event.ElicitationID == eid
-		case <-lease.Changed():
-			// Deciding needs edit access: a person who lost it loses the page's stream.
-			if _, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Edit); err != nil {
+		case <-access.Changed():
+			// Deciding needs edit access: a person who lost it, or whose credential
+			// ended, loses the page's stream.
+			if err := access.Recheck(ctx); err != nil {
 				return nil
 			}
 		case <-tick.C:
+			if err := access.Recheck(ctx); err != nil {
+				return nil
+			}
 			if err := sw.comment("ping"); err != nil {
 				return nil
 			}

@@ -36,11 +36,11 @@ func (s *Server) inboxEvents(c echo.Context) error {
 	ctx := c.Request().Context()
 	// The lease watches the user's grants before Follow reads them, so a tree granted
 	// in between is not missed.
-	lease, err := s.streams.Acquire(userOf(c), "")
+	access, err := s.openStream(c, "", nil)
 	if err != nil {
 		return err
 	}
-	defer lease.Release()
+	defer access.Release()
 	follow, err := s.inbox.Follow(ctx, userOf(c), s.bus, streamBuffer)
 	if err != nil {
 		return err
@@ -48,7 +48,13 @@ func (s *Server) inboxEvents(c echo.Context) error {
 	defer follow.Cancel()
 	s.csrfToken(c) // mint before the stream starts: the cards' forms carry it
 	sw := s.startSSE(c)
-	feed := liveFeed{events: follow.C, grants: lease.Changed(), regrant: follow.Refresh, now: s.elicit.Now}
+	feed := liveFeed{events: follow.C, grants: access.Changed(), now: s.elicit.Now, recheck: access.Recheck,
+		regrant: func(ctx context.Context) error {
+			if err := access.Recheck(ctx); err != nil {
+				return err
+			}
+			return follow.Refresh(ctx)
+		}}
 	return pushFragments(ctx, sw, feed, "inbox", func() (views.InboxPage, error) { return s.inboxData(c) },
 		func(d views.InboxPage) templ.Component { return views.InboxList(d) })
 }
@@ -231,12 +237,15 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 }
 
 // liveFeed is what a live page listens to: prompt events, and notes that the viewer's
-// grants changed, on which regrant runs first (re-checking access: an error ends the
-// stream at once; or re-reading which trees to follow).
+// grants changed or a credential of theirs ended, on which regrant runs first
+// (re-checking access: an error ends the stream at once; or re-reading which trees to
+// follow). recheck re-checks the stream's credential and access on every heartbeat
+// (notes can be lost with a database connection).
 type liveFeed struct {
 	events  <-chan stream.Delivery
 	grants  <-chan struct{}
 	regrant func(ctx context.Context) error
+	recheck func(ctx context.Context) error
 	// now is the core's clock, which paces the renders.
 	now func() time.Time
 }
@@ -289,11 +298,21 @@ func pushFragments[T any](ctx context.Context, sw *eventStream, feed liveFeed, n
 			pace.Note()
 		case <-pace.C():
 		case <-tick.C:
+			if err := feed.recheck(ctx); err != nil {
+				return nil
+			}
 			if err := sw.comment("ping"); err != nil {
 				return nil
 			}
 		}
 		if pace.Due(feed.now()) {
+			select {
+			case <-feed.grants: // noted before this render: access first
+				if err := feed.regrant(ctx); err != nil {
+					return nil
+				}
+			default:
+			}
 			drain(feed.events) // what is already queued is covered by this render
 			if err := send(); err != nil {
 				return nil

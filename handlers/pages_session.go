@@ -35,19 +35,19 @@ func (s *Server) sessionEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lease, err := s.streams.Acquire(userOf(c), sess.RootID)
+	access, err := s.openStream(c, sess.RootID, func(ctx context.Context) error {
+		_, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	defer lease.Release()
+	defer access.Release()
 	sub := s.bus.Subscribe(sess.ID, streamBuffer)
 	defer sub.Cancel()
 	s.csrfToken(c)
 	sw := s.startSSE(c)
-	feed := liveFeed{events: sub.C, grants: lease.Changed(), now: s.elicit.Now, regrant: func(ctx context.Context) error {
-		_, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read)
-		return err
-	}}
+	feed := liveFeed{events: sub.C, grants: access.Changed(), now: s.elicit.Now, regrant: access.Recheck, recheck: access.Recheck}
 	return pushFragments(ctx, sw, feed, "session", func() (views.SessionPage, error) { return s.sessionData(c) },
 		func(d views.SessionPage) templ.Component { return views.SessionBody(d) })
 }

@@ -71,6 +71,9 @@ type Deps struct {
 	Tokens *tokens.Service
 	// OIDC signs people in with an OpenID Connect provider (--auth oidc); nil otherwise.
 	OIDC *auth.OIDC
+	// SignIns keeps the browser sign-ins of --auth oidc in the database, so signing
+	// out ends them everywhere; set with OIDC.
+	SignIns *auth.SignIns
 	// Notify is notifications: settings, delivery status, Web Push devices and action
 	// links.
 	Notify *notify.Service
@@ -103,6 +106,7 @@ type Server struct {
 	rules     *rules.Service
 	tokens    *tokens.Service
 	oidc      *auth.OIDC
+	signIns   *auth.SignIns
 	notify    *notify.Service
 	slack     *notifyslack.Interactions
 	held      *held.Set
@@ -124,7 +128,7 @@ func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
-		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, notify: d.Notify, slack: d.Slack, held: d.Held,
+		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, signIns: d.SignIns, notify: d.Notify, slack: d.Slack, held: d.Held,
 		preparing: make(chan struct{}, prepareSlots)}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -214,6 +218,9 @@ func New(d Deps) *echo.Echo {
 	// (its scope is "/"); the manifest names the app and its icons.
 	e.GET("/sw.js", s.serveServiceWorker)
 	e.GET("/manifest.webmanifest", s.serveManifest)
+	if s.oidc != nil && s.signIns == nil {
+		panic("handlers: --auth oidc needs Deps.SignIns")
+	}
 	if s.oidc != nil { // --auth oidc: sign-in with the provider, sign-out
 		signin := e.Group("/auth", pageHeaders)
 		signin.GET("/signin", s.startSignIn)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -20,18 +21,22 @@ const streamBuffer = 256
 // registered before the first frame — the heartbeat — is written, so a client that has
 // seen the heartbeat will see everything published after it. The stream counts against
 // the caller's cap of open streams, and ends as soon as their grant on the tree no
-// longer allows reading it.
+// longer allows reading it, or the credential it was opened with ends: an API token
+// revoked (on any replica) or expired, a browser signed out.
 func (s *Server) streamSession(c echo.Context) error {
 	ctx := c.Request().Context()
 	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Read)
 	if err != nil {
 		return err
 	}
-	lease, err := s.streams.Acquire(userOf(c), sess.RootID)
+	access, err := s.openStream(c, sess.RootID, func(ctx context.Context) error {
+		_, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	defer lease.Release()
+	defer access.Release()
 	sub := s.bus.Subscribe(sess.ID, streamBuffer)
 	defer sub.Cancel()
 
@@ -104,19 +109,23 @@ func (s *Server) streamSession(c echo.Context) error {
 			if d.Event.Type == elicit.EventRequest && replayed[d.Event.ElicitationID] {
 				continue // already sent by the replay
 			}
+			if err := access.RecheckIfChanged(ctx); err != nil {
+				return nil // a change noted before this event came: it is not sent
+			}
 			if err := w.busEvent(d.Event); err != nil {
 				return nil
 			}
-		case <-lease.Changed():
-			// The caller's grant changed (on any replica): nothing more is sent unless
-			// they may still read the session.
-			if _, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read); err != nil {
+		case <-access.Changed():
+			// The caller's grant changed or a credential of theirs ended (on any
+			// replica), or this one ran out: nothing more is sent unless the stream's
+			// credential still holds and they may still read the session.
+			if err := access.Recheck(ctx); err != nil {
 				return nil
 			}
 		case <-tick.C:
-			// Grant notes can be lost with a database connection: re-check on every
+			// Notes can be lost with a database connection: re-check on every
 			// heartbeat too.
-			if _, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read); err != nil {
+			if err := access.Recheck(ctx); err != nil {
 				return nil
 			}
 			if err := w.sendJSON(elicit.EventHeartbeat, map[string]any{"type": elicit.EventHeartbeat, "session_id": sess.ID}); err != nil {

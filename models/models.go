@@ -150,6 +150,14 @@ type Elicitation struct {
 	// RuleID names the Gatehouse rule that answered the prompt (ResolvedVia ViaRule) or
 	// that set its wait and timeout answer; nil for prompts no rule touched.
 	RuleID *string `gorm:"column:rule_id"`
+	// TokenID names the API token the prompt was parked with (nil: none), so a
+	// hooks-only token reads only the prompts it parked itself (ParkedWith).
+	TokenID *string `gorm:"column:token_id"`
+}
+
+// ParkedWith reports whether e was parked with API token tokenID.
+func (e *Elicitation) ParkedWith(tokenID string) bool {
+	return tokenID != "" && e.TokenID != nil && *e.TokenID == tokenID
 }
 
 // Stages of Elicitation.Logged.

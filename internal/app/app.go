@@ -131,15 +131,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	core := elicit.New(st, bus, elicit.Options{Timeout: cfg.ElicitationTimeout, Grace: cfg.DisconnectGrace, Log: log})
 	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st, Admins: auth.NewAdmins(cfg.Admins)}
 	var signIn *auth.OIDC
+	var signIns *auth.SignIns
 	if auth.Mode(cfg.Auth) == auth.ModeOIDC {
 		if signIn, err = auth.NewOIDC(auth.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID,
 			ClientSecret: cfg.OIDCClientSecret, RedirectURL: cfg.PublicURL + auth.CallbackPath,
-			AllowedDomains: cfg.OIDCAllowedDomains, AllowedEmails: cfg.OIDCAllowedEmails}); err != nil {
+			AllowedDomains: cfg.OIDCAllowedDomains, AllowedEmails: cfg.OIDCAllowedEmails,
+			AcceptMissingEmailVerified: cfg.OIDCAcceptMissingEmailVerified}); err != nil {
 			stopBus()
 			st.Close()
 			return nil, err
 		}
 		log.Info("sign-in with OpenID Connect", "issuer", cfg.OIDCIssuer, "redirect_url", cfg.PublicURL+auth.CallbackPath)
+		signIns = auth.NewSignIns(st, nil)
 	}
 	box := inbox.New(st, access)
 	// Grant changes travel on the bus (to every replica) and end or refresh the streams
@@ -148,6 +151,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	bus.OnGrantChanged(guard.GrantChanged)
 	svc := sessions.New(st, access)
 	svc.OnGrantChanged(bus.GrantChanged)
+	// A revoked token ends its streams: this replica's at once, the others' through
+	// the note the store sends with the revocation (Postgres).
+	apiTokens := tokens.New(st, nil)
+	apiTokens.OnRevoked(func(owner string) { guard.GrantChanged("", owner) })
+	if signIns != nil { // and so does a sign-out, the streams its browser opened
+		signIns.OnEnded(func(user string) { guard.GrantChanged("", user) })
+	}
 	m := metrics.New(metrics.Sources{Pending: st.CountPending, Subscribers: bus.Count, Parked: core.Parked,
 		OpenStreams: guard.Open, InboxLoads: box.Loads})
 	core.OnOpened(m.Opened)
@@ -203,8 +213,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		BodyReadTimeout: cfg.BodyReadTimeout,
 		Rules:           ruleBook,
 		Audit:           audit.New(st, access),
-		Tokens:          tokens.New(st, nil),
+		Tokens:          apiTokens,
 		OIDC:            signIn,
+		SignIns:         signIns,
 		Notify:          notifier,
 		Slack:           slackInteractions(cfg),
 		Held:            hold,

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -33,6 +34,11 @@ type OIDCConfig struct {
 	// domain is; "*" in AllowedDomains admits every verified address.
 	AllowedDomains []string
 	AllowedEmails  []string
+	// AcceptMissingEmailVerified admits an address whose ID token carries no
+	// email_verified claim at all (--oidc-accept-missing-email-verified), for providers
+	// that never send one and vouch for every address they issue. Off, the claim must be
+	// present and true; an explicit false is refused either way.
+	AcceptMissingEmailVerified bool
 	// HTTPClient talks to the provider (nil: one with a 10 s timeout).
 	HTTPClient *http.Client
 	// Now is the clock ID tokens are checked against (nil: time.Now).
@@ -141,7 +147,8 @@ func (o *OIDC) Begin(ctx context.Context, next string, now time.Time) (string, P
 // e-mail address, which is returned lower-cased as the identity.
 //
 // Refusals are errs.Invalid (the callback does not belong to this sign-in or its token
-// does not verify) or errs.Forbidden (a real person Gatehouse does not admit);
+// does not verify) or errs.Forbidden (a real person Gatehouse does not admit, or an
+// address the provider does not vouch for: see checkVerified);
 // ErrProviderUnreachable when the provider could not be asked.
 func (o *OIDC) Finish(ctx context.Context, pending PendingSignIn, state, code string, now time.Time) (string, error) {
 	if pending.State == "" || subtle.ConstantTimeCompare([]byte(state), []byte(pending.State)) != 1 {
@@ -181,8 +188,8 @@ func (o *OIDC) Finish(ctx context.Context, pending PendingSignIn, state, code st
 		return "", errs.Invalid("", "The ID token was not issued for this sign-in (the nonce does not match). Sign in again.")
 	}
 	var claims struct {
-		Email         string `json:"email"`
-		EmailVerified *bool  `json:"email_verified"`
+		Email         string          `json:"email"`
+		EmailVerified json.RawMessage `json:"email_verified"`
 	}
 	if err := idt.Claims(&claims); err != nil {
 		return "", errs.Invalid("", "The ID token's claims could not be read.")
@@ -191,8 +198,8 @@ func (o *OIDC) Finish(ctx context.Context, pending PendingSignIn, state, code st
 	if email == "" || !strings.Contains(email, "@") {
 		return "", errs.Forbidden("The provider did not say which e-mail address you signed in with; Gatehouse needs it (scope \"email\").")
 	}
-	if claims.EmailVerified != nil && !*claims.EmailVerified {
-		return "", errs.Forbidden("The provider has not verified the e-mail address %s.", email)
+	if err := o.checkVerified(claims.EmailVerified, email); err != nil {
+		return "", err
 	}
 	if email == LocalUser || email == PublicUser || strings.ContainsAny(email, ", \t\r\n") {
 		return "", errs.Forbidden("%q is not a valid identity.", email)
@@ -201,6 +208,25 @@ func (o *OIDC) Finish(ctx context.Context, pending PendingSignIn, state, code st
 		return "", errs.Forbidden("%s may not sign in to this Gatehouse. Ask its administrator to allow your address or domain.", email)
 	}
 	return email, nil
+}
+
+// checkVerified insists that the provider vouches for the address: email_verified
+// must be present and true (JSON true, or the string "true" some providers send). An
+// absent claim is refused unless AcceptMissingEmailVerified is on — otherwise anyone
+// who can make an account at such a provider with someone else's address would sign
+// in as them. An explicit false, or anything else, is always refused.
+func (o *OIDC) checkVerified(raw json.RawMessage, email string) error {
+	v := strings.TrimSpace(string(raw))
+	switch {
+	case v == "true" || v == `"true"`:
+		return nil
+	case (v == "" || v == "null") && o.cfg.AcceptMissingEmailVerified:
+		return nil
+	case v == "" || v == "null":
+		return errs.Forbidden("The provider did not say whether it verified the e-mail address %s (no email_verified claim), "+
+			"so Gatehouse cannot trust it. An administrator can accept such providers with --oidc-accept-missing-email-verified.", email)
+	}
+	return errs.Forbidden("The provider has not verified the e-mail address %s.", email)
 }
 
 // Allowed reports whether email (lower-case) is admitted by the allowed domains and

@@ -55,6 +55,9 @@ type Config struct {
 	OIDCClientSecret   string
 	OIDCAllowedDomains []string
 	OIDCAllowedEmails  []string
+	// OIDCAcceptMissingEmailVerified admits ID tokens without an email_verified claim
+	// (providers that never send one); off, the claim must be present and true.
+	OIDCAcceptMissingEmailVerified bool
 	// Admins see and manage every session (--auth header and oidc).
 	Admins []string
 	// NotifyAllowPrivate lets notifications go to http:// URLs and private, loopback
@@ -113,6 +116,7 @@ var settings = []setting{
 	{"oidc-client-secret", "GATEHOUSE_OIDC_CLIENT_SECRET", "", "client secret (empty for a public client: PKCE only)"},
 	{"oidc-allowed-domains", "GATEHOUSE_OIDC_ALLOWED_DOMAINS", "", "comma list of e-mail domains who may sign in (* for any verified address)"},
 	{"oidc-allowed-emails", "GATEHOUSE_OIDC_ALLOWED_EMAILS", "", "comma list of e-mail addresses who may sign in"},
+	{"oidc-accept-missing-email-verified", "GATEHOUSE_OIDC_ACCEPT_MISSING_EMAIL_VERIFIED", "false", "admit an ID token that has no email_verified claim (only for a provider that never sends one and verifies every address itself); an explicit false is always refused"},
 	{"admins", "GATEHOUSE_ADMINS", "", "comma list of identities who see and manage every session"},
 	{"notify-allow-private", "GATEHOUSE_NOTIFY_ALLOW_PRIVATE", "false", "let webhook, ntfy and push URLs be http:// or private/loopback hosts"},
 	{"notify-send-timeout", "GATEHOUSE_NOTIFY_SEND_TIMEOUT", "10s", "longest one notification delivery attempt may take"},
@@ -161,6 +165,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	c.SlackBotToken, c.SlackSigningSecret, c.SlackAPIURL = get("slack-bot-token"), get("slack-signing-secret"), get("slack-api-url")
 	if c.NotifyAllowPrivate, err = strconv.ParseBool(get("notify-allow-private")); err != nil {
 		return nil, fmt.Errorf("--notify-allow-private: want true or false, got %q", get("notify-allow-private"))
+	}
+	if c.OIDCAcceptMissingEmailVerified, err = strconv.ParseBool(get("oidc-accept-missing-email-verified")); err != nil {
+		return nil, fmt.Errorf("--oidc-accept-missing-email-verified: want true or false, got %q", get("oidc-accept-missing-email-verified"))
 	}
 	if c.NotifyAttempts, err = strconv.Atoi(get("notify-attempts")); err != nil || c.NotifyAttempts < 1 || c.NotifyAttempts > 100 {
 		return nil, fmt.Errorf("--notify-attempts: want a number from 1 to 100, got %q", get("notify-attempts"))

@@ -166,3 +166,27 @@ func TestAuditCheckpointFile(t *testing.T) {
 		}
 	}
 }
+
+// TestOIDCAcceptMissingEmailVerified: off by default; the flag or its environment twin
+// turns it on; anything but a boolean is refused.
+func TestOIDCAcceptMissingEmailVerified(t *testing.T) {
+	c, err := Load("test", nil, env(nil), io.Discard)
+	if err != nil || c.OIDCAcceptMissingEmailVerified {
+		t.Fatalf("default: %v, err %v; want off", c != nil && c.OIDCAcceptMissingEmailVerified, err)
+	}
+	for _, on := range []struct {
+		args []string
+		env  map[string]string
+	}{
+		{[]string{"--oidc-accept-missing-email-verified"}, nil},
+		{nil, map[string]string{"GATEHOUSE_OIDC_ACCEPT_MISSING_EMAIL_VERIFIED": "true"}},
+	} {
+		if c, err := Load("test", on.args, env(on.env), io.Discard); err != nil || !c.OIDCAcceptMissingEmailVerified {
+			t.Errorf("Load(%v, env %v): err %v; want on", on.args, on.env, err)
+		}
+	}
+	if _, err := Load("test", []string{"--oidc-accept-missing-email-verified=maybe"}, env(nil), io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "--oidc-accept-missing-email-verified") {
+		t.Errorf("a non-boolean value: %v, want an error naming the flag", err)
+	}
+}

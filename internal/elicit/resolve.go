@@ -215,6 +215,37 @@ func (s *Service) PendingFor(ctx context.Context, sess *models.Session) ([]map[s
 	return out, rows, nil
 }
 
+// PendingParkedWith is PendingFor narrowed to the prompts parked with API token
+// tokenID — what a hooks-only token may read; "" narrows nothing.
+func (s *Service) PendingParkedWith(ctx context.Context, sess *models.Session, tokenID string) ([]map[string]any, []models.Elicitation, error) {
+	events, rows, err := s.PendingFor(ctx, sess)
+	if err != nil || tokenID == "" {
+		return events, rows, err
+	}
+	var keptEvents []map[string]any
+	var kept []models.Elicitation
+	for i := range rows {
+		if rows[i].ParkedWith(tokenID) {
+			keptEvents, kept = append(keptEvents, events[i]), append(kept, rows[i])
+		}
+	}
+	return keptEvents, kept, nil
+}
+
+// GetParkedWith is GetInSession for a caller who may read only the prompts parked with
+// API token tokenID (a hooks-only token): another prompt is not found, exactly like an
+// unknown one. "" narrows nothing.
+func (s *Service) GetParkedWith(ctx context.Context, sid, eid, tokenID string) (*models.Elicitation, error) {
+	row, err := s.GetInSession(ctx, sid, eid)
+	if err != nil || tokenID == "" {
+		return row, err
+	}
+	if !row.ParkedWith(tokenID) {
+		return nil, store.ErrNotFound
+	}
+	return row, nil
+}
+
 // Get loads a prompt by id.
 func (s *Service) Get(ctx context.Context, eid string) (*models.Elicitation, error) {
 	return s.store.GetElicitation(ctx, eid)

@@ -190,6 +190,10 @@ type Prompt struct {
 	CallKey string
 	// RuleID names the Gatehouse rule that set this prompt's wait (an ask rule).
 	RuleID string
+	// TokenID names the API token the request came with, kept on the row so a
+	// hooks-only token reads only the prompts it parked (PendingParkedWith,
+	// GetParkedWith). Empty: no token.
+	TokenID string
 }
 
 // Open inserts the prompt and publishes it on its session and every ancestor, or
@@ -263,6 +267,9 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 	}
 	if p.RuleID != "" {
 		row.RuleID = &p.RuleID
+	}
+	if p.TokenID != "" {
+		row.TokenID = &p.TokenID
 	}
 	if err := s.store.InsertElicitation(ctx, row); err != nil {
 		if errors.Is(err, store.ErrConflict) {

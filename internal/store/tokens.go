@@ -30,8 +30,29 @@ func (s *Store) ListAPITokens(ctx context.Context, owner string) ([]models.APITo
 	return rows, err
 }
 
+// APITokenByID loads token id (ErrNotFound when none), revoked or not: a live stream
+// re-reads the token it was opened with before it sends more.
+func (s *Store) APITokenByID(ctx context.Context, id string) (*models.APIToken, error) {
+	var t models.APIToken
+	if err := s.ctx(ctx).Where("id = ?", id).Take(&t).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &t, nil
+}
+
 // RevokeAPIToken stamps owner's token id revoked; false when owner has no such live token.
+// On Postgres the same statement announces the end of owner's credential on
+// GrantsChannel (accessEndedNotify), so every replica hears of it with the commit:
+// an event committed after the revocation reaches a replica's streams only after the
+// note has made them re-check.
 func (s *Store) RevokeAPIToken(ctx context.Context, id, owner string, at time.Time) (bool, error) {
+	if s.dialect == Postgres {
+		var owners []string
+		err := s.w(ctx).Raw(`WITH r AS (UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND owner = ? AND revoked_at IS NULL
+			RETURNING owner) SELECT r.owner FROM r CROSS JOIN LATERAL (SELECT `+accessEndedNotify("r.owner")+`) AS n`,
+			at, id, owner).Scan(&owners).Error
+		return len(owners) == 1, err
+	}
 	res := s.w(ctx).Model(&models.APIToken{}).Where("id = ? AND owner = ? AND revoked_at IS NULL", id, owner).
 		Update("revoked_at", at)
 	return res.RowsAffected == 1, res.Error

@@ -52,7 +52,10 @@ type Bus interface {
 	Resume(ctx context.Context, session string, after int64) (events []Event, ok bool, err error)
 	// GrantChanged announces, after the change is committed, that user's grant on the
 	// tree rooted at root was created, changed or removed — on every replica, so open
-	// streams of that person on that tree re-check their access at once.
+	// streams of that person on that tree re-check their access at once. An empty root
+	// with a user means every tree of that person: one of their credentials (an API
+	// token, a browser sign-in) ended, and each of their streams re-checks the
+	// credential it was opened with.
 	GrantChanged(root, user string)
 	// OnGrantChanged registers the callback run for every GrantChanged note (from any
 	// replica). Set once at wiring. Empty root and user mean "any grant may have

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"sync"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
@@ -45,6 +46,8 @@ type Lease struct {
 	root    string
 	changed chan struct{}
 	once    sync.Once
+	// timer signals changed when the stream's credential runs out (SignalAt).
+	timer *time.Timer
 }
 
 // Acquire takes a stream slot for user, watching the tree rooted at root ("" for all of
@@ -72,9 +75,34 @@ func (g *Guard) Acquire(user, root string) (*Lease, error) {
 // anything else. Signals coalesce; one pending signal stands for any number.
 func (l *Lease) Changed() <-chan struct{} { return l.changed }
 
+// SignalAt signals Changed at t as well: the credential the stream was opened with (an
+// API token, a browser sign-in) runs out then, and the stream must re-check it at that
+// moment, not at its next heartbeat. A zero t does nothing. Call it from the goroutine
+// that holds the lease, before Release (which stops the timer).
+func (l *Lease) SignalAt(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.timer = time.AfterFunc(time.Until(t), l.signal)
+}
+
+// signal leaves one pending signal on changed (they coalesce); it never blocks.
+func (l *Lease) signal() {
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
 // Release frees the slot. Safe to call more than once.
 func (l *Lease) Release() {
 	l.once.Do(func() {
+		if l.timer != nil {
+			l.timer.Stop()
+		}
 		g := l.g
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -89,7 +117,8 @@ func (l *Lease) Release() {
 
 // GrantChanged signals the leases a grant change concerns: user's leases on root (and
 // user's all-tree leases). A change of the public grant concerns everyone on root; an
-// empty root or user (notifications were lost) concerns every lease. Signalling never
+// empty root with a user (one of their credentials ended) concerns all of user's
+// leases; an empty root and user (notifications were lost) concerns every lease. Signalling never
 // blocks and does no I/O, so it is safe from the bus's listener.
 func (g *Guard) GrantChanged(root, user string) {
 	g.mu.Lock()
@@ -97,10 +126,7 @@ func (g *Guard) GrantChanged(root, user string) {
 	signal := func(set map[*Lease]struct{}) {
 		for l := range set {
 			if root == "" || l.root == "" || l.root == root {
-				select {
-				case l.changed <- struct{}{}:
-				default:
-				}
+				l.signal()
 			}
 		}
 	}

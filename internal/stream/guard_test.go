@@ -74,6 +74,43 @@ func TestGuardSignalsGrantChanges(t *testing.T) {
 }
 
 // Retarget moves a subscription between sessions without closing its channel.
+// A credential ending (empty root, one person) signals all of that person's leases,
+// on every tree, and nobody else's.
+func TestGuardSignalsACredentialEnding(t *testing.T) {
+	g := NewGuard(0)
+	onR1, _ := g.Acquire("alice", "r1")
+	onR2, _ := g.Acquire("alice", "r2")
+	everywhere, _ := g.Acquire("alice", "")
+	bobs, _ := g.Acquire("bob", "r1")
+	g.GrantChanged("", "alice")
+	if !signalled(onR1) || !signalled(onR2) || !signalled(everywhere) {
+		t.Fatal("every one of alice's leases should be told her credential ended")
+	}
+	if signalled(bobs) {
+		t.Fatal("bob's lease was told of alice's credential")
+	}
+}
+
+// SignalAt signals the lease when its credential runs out, and not before.
+func TestLeaseSignalsAtItsCredentialsEnd(t *testing.T) {
+	g := NewGuard(0)
+	l, _ := g.Acquire("alice", "r1")
+	defer l.Release()
+	at := time.Now().Add(50 * time.Millisecond)
+	l.SignalAt(at)
+	select {
+	case <-l.Changed():
+		if time.Now().Before(at) {
+			t.Fatal("signalled before the credential ran out")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no signal when the credential ran out")
+	}
+	never, _ := g.Acquire("alice", "r2")
+	never.SignalAt(time.Time{}) // no end: nothing armed
+	never.Release()
+}
+
 func TestRetargetKeepsChannel(t *testing.T) {
 	b := NewLocal()
 	s := b.SubscribeMany([]string{"a"}, 10)

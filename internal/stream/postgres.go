@@ -22,7 +22,7 @@ import (
 const (
 	pgEventsChannel  = "gatehouse_events"
 	pgDecidedChannel = store.DecidedChannel
-	pgGrantsChannel  = "gatehouse_grants"
+	pgGrantsChannel  = store.GrantsChannel
 )
 
 // Postgres is the many-replica bus. Publishing appends events to the log and sends a
@@ -252,9 +252,11 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 			p.wake(n.Payload)
 		case pgGrantsChannel:
 			var g grantNote
-			if err := json.Unmarshal([]byte(n.Payload), &g); err != nil || g.Root == "" {
+			if err := json.Unmarshal([]byte(n.Payload), &g); err != nil || (g.Root == "" && g.User == "") {
 				g = grantNote{} // unreadable: treat as "anything may have changed"
 			}
+			// An empty root with a user: one of that person's credentials ended
+			// (store.GrantsChannel); every stream of theirs re-checks.
 			p.grantChanged(g.Root, g.User)
 		case pgEventsChannel:
 			if err := p.deliver(ctx, n.Payload); err != nil {

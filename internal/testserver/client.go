@@ -282,6 +282,25 @@ func (s *Stream) WaitClosed(t testing.TB, within time.Duration) {
 	}
 }
 
+// FramesUntilClosed waits until the server ends the stream and returns every frame it
+// sent before the end, failing the test after the deadline.
+func (s *Stream) FramesUntilClosed(t testing.TB, within time.Duration) []Frame {
+	t.Helper()
+	deadline := time.After(within)
+	var got []Frame
+	for {
+		select {
+		case f, ok := <-s.frames:
+			if !ok {
+				return got
+			}
+			got = append(got, f)
+		case <-deadline:
+			t.Fatalf("stream still open after %s (frames so far: %v)", within, got)
+		}
+	}
+}
+
 // WaitHeartbeat waits for the first heartbeat: after it, nothing published is missed.
 func (s *Stream) WaitHeartbeat(t testing.TB) {
 	t.Helper()

@@ -64,6 +64,10 @@ type Store interface {
 	InsertAPIToken(ctx context.Context, t *models.APIToken) error
 	APITokenByHash(ctx context.Context, hash string) (*models.APIToken, error)
 	ListAPITokens(ctx context.Context, owner string) ([]models.APIToken, error)
+	APITokenByID(ctx context.Context, id string) (*models.APIToken, error)
+	// RevokeAPIToken revokes owner's live token id; on a database shared by replicas
+	// it also tells the others, with the revocation itself, that owner's credential
+	// ended (so their streams re-check).
 	RevokeAPIToken(ctx context.Context, id, owner string, at time.Time) (bool, error)
 	TouchAPIToken(ctx context.Context, id string, at, staleBefore time.Time) error
 }
@@ -72,6 +76,8 @@ type Store interface {
 type Service struct {
 	store Store
 	now   func() time.Time
+	// revoked is told, after commit, of each revocation (OnRevoked).
+	revoked func(owner string)
 }
 
 // New builds the service; now is the clock (nil: the wall clock, UTC).
@@ -81,6 +87,12 @@ func New(st Store, now func() time.Time) *Service {
 	}
 	return &Service{store: st, now: now}
 }
+
+// OnRevoked registers f to be told, after the revocation has committed, that one of
+// owner's tokens was revoked. The wiring passes this replica's stream guard, so the
+// owner's open streams here re-check the token they were opened with at once (other
+// replicas hear of it from the store, with the revocation). Set once at wiring.
+func (s *Service) OnRevoked(f func(owner string)) { s.revoked = f }
 
 // Input is the body of POST /v1/me/tokens (and the settings page's form).
 type Input struct {
@@ -119,6 +131,9 @@ type Principal struct {
 	TokenID string
 	Owner   string
 	Scope   string
+	// ExpiresAt is when the token stops working (nil: never, unless revoked): a stream
+	// opened with it ends then.
+	ExpiresAt *time.Time
 }
 
 // HooksOnly reports whether the token is limited to the hook routes.
@@ -176,7 +191,8 @@ func (s *Service) List(ctx context.Context, owner string) ([]models.APIToken, er
 	return s.store.ListAPITokens(ctx, owner)
 }
 
-// Revoke ends owner's token id at once on every replica. Another person's token, an
+// Revoke ends owner's token id at once on every replica, and every stream opened
+// with it. Another person's token, an
 // unknown id and an already revoked token are all not found.
 func (s *Service) Revoke(ctx context.Context, owner, id string) error {
 	ok, err := s.store.RevokeAPIToken(ctx, id, owner, s.now())
@@ -185,6 +201,27 @@ func (s *Service) Revoke(ctx context.Context, owner, id string) error {
 	}
 	if !ok {
 		return errs.NotFound("token not found")
+	}
+	if s.revoked != nil {
+		s.revoked(owner)
+	}
+	return nil
+}
+
+// Check reports whether token id still authenticates: a live stream opened with it
+// asks before it sends more (after a revocation note, at its expiry and on every
+// heartbeat). A revoked, expired or vanished token is the same unauthorized error as
+// a bad token.
+func (s *Service) Check(ctx context.Context, id string) error {
+	t, err := s.store.APITokenByID(ctx, id)
+	if errors.Is(err, errs.ErrNotFound) {
+		return errs.Unauthorized(BadTokenMessage)
+	}
+	if err != nil {
+		return err
+	}
+	if !t.Live(s.now()) {
+		return errs.Unauthorized(BadTokenMessage)
 	}
 	return nil
 }
@@ -211,7 +248,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 		// Best effort: a failed write of the last-use time must not refuse a valid token.
 		_ = s.store.TouchAPIToken(ctx, t.ID, now, now.Add(-touchEvery))
 	}
-	return Principal{TokenID: t.ID, Owner: t.Owner, Scope: t.Scope}, nil
+	return Principal{TokenID: t.ID, Owner: t.Owner, Scope: t.Scope, ExpiresAt: t.ExpiresAt}, nil
 }
 
 // newSecret returns Prefix + 256 random bits in base64url.
