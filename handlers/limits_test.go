@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/internal/testnpm"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
 
@@ -155,5 +159,68 @@ func TestParkedPerPersonCap(t *testing.T) {
 		for _, p := range parked[1:] {
 			p.Cancel()
 		}
+	})
+}
+
+// TestUpstreamProcessesPerPersonCap: behind the real server, with the real stdio
+// server-everything as the upstream and --max-upstream-processes-per-person 2, a person
+// whose MCP calls run the server in two sessions is refused it in a third — tools/call
+// and tools/list answer 429 with a JSON-RPC error (data.code too_many_requests) naming
+// the cap — while another person still starts it; ending one of the MCP sessions
+// (DELETE) frees the slot.
+func TestUpstreamProcessesPerPersonCap(t *testing.T) {
+	node := testnpm.Node(t)
+	js := testnpm.NodeModule(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		cfg := filepath.Join(t.TempDir(), "servers.yaml")
+		yml := "servers:\n  everything:\n    command: " + node + "\n    args: [" + strconv.Quote(js) + ", stdio]\n    timeout: 60s\n"
+		if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--mcp-servers", cfg, "--max-upstream-processes-per-person", "2")
+		alice, bob := srv.Client("alice@example.com"), srv.Client("bob@example.com")
+		agent := alice.CreateAgent(t)
+		var sids []string
+		for range 3 {
+			sids = append(sids, alice.CreateSession(t, agent, "", ""))
+		}
+		sum := func(id int) map[string]any {
+			return rpcCall(id, "everything__get-sum", map[string]any{"a": 1, "b": 2}, nil)
+		}
+		ran := func(c *testserver.Client, sid string, id int) {
+			t.Helper()
+			if body := rpcPost(t, c, sid, sum(id)); !strings.Contains(mustJSON(dig(t, body, "result", "content")), "3") {
+				t.Fatalf("get-sum in %s: %v", sid, body)
+			}
+		}
+		refused := func(what string, msg map[string]any) {
+			t.Helper()
+			r := alice.Do(t, http.MethodPost, "/v1/sessions/"+sids[2]+"/mcp", msg)
+			var rpc struct {
+				Error struct {
+					Code    int
+					Message string
+					Data    map[string]any
+				}
+			}
+			if err := json.Unmarshal(r.Body, &rpc); err != nil || r.Status != http.StatusTooManyRequests ||
+				rpc.Error.Data["code"] != "too_many_requests" ||
+				!strings.Contains(rpc.Error.Message, "too many MCP server processes: 2 of yours are running here (at most 2 per person)") {
+				t.Fatalf("%s in a third session: %d %s, want 429 with a JSON-RPC error naming the cap", what, r.Status, r.Body)
+			}
+		}
+		ran(alice, sids[0], 1)
+		ran(alice, sids[1], 2)
+		refused("tools/call", sum(3))
+		refused("tools/list", map[string]any{"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
+		ran(alice, sids[0], 5) // a running session goes on
+
+		bsid := bob.CreateSession(t, bob.CreateAgent(t), "", "")
+		ran(bob, bsid, 6)
+
+		if r := alice.Do(t, http.MethodDelete, "/v1/sessions/"+sids[0]+"/mcp", nil); r.Status != http.StatusNoContent {
+			t.Fatalf("end the MCP session: %d %s", r.Status, r.Body)
+		}
+		ran(alice, sids[2], 7)
 	})
 }
