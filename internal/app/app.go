@@ -290,7 +290,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	go a.notify.Run(ctx)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// Out of file descriptors, the listener refuses connections at once (503) rather
+	// than leave them unanswered in the backlog (shedListener).
+	go func() { errc <- srv.Serve(newShedListener(ln, a.Log)) }()
 	select {
 	case err := <-errc:
 		return err
