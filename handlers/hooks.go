@@ -119,6 +119,9 @@ func (s *Server) prepareInSlot(c echo.Context, prepare prepareFunc) (parked, err
 			ch <- ready{parked{h: h}, err}
 			return
 		}
+		// The wait is the caller's: one of their parked requests, at most
+		// --max-parked-per-person (429 beyond; answers given at once above never count).
+		h.prompt.Person = userOf(c)
 		w, err := s.elicit.Attach(c.Request().Context(), h.prompt)
 		// The prompt is stored and published now, the rules applied; the wait needs
 		// neither (a parked request keeps only how to answer).

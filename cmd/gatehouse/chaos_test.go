@@ -44,6 +44,13 @@ const (
 	// chaosDrainTimeout bounds the end of the run: every client has its answer and no
 	// prompt is pending any more.
 	chaosDrainTimeout = 60 * time.Second
+	// chaosMaxParked and chaosMaxProcesses are the per-person caps, set explicitly at
+	// their defaults so the run has them in place. Every client parks as one person
+	// (chaosOwner), at most 20 at once (chaosAgents) on any replica — far below the
+	// cap even with re-parks after a SIGKILL — so a 429 would mean a slot that was
+	// never given back, and fails the run like any answer that is not a verdict.
+	chaosMaxParked    = 1000
+	chaosMaxProcesses = 8
 )
 
 const chaosOwner = "owner@example.com"
@@ -98,7 +105,9 @@ func TestChaos(t *testing.T) {
 	}
 	serve := func() *proc {
 		return startServe(t, dbURL, "--auth", "header", "--disconnect-grace", chaosGrace.String(),
-			"--policy-file", policyFile, "--log-format", "json")
+			"--policy-file", policyFile, "--log-format", "json",
+			"--max-parked-per-person", strconv.Itoa(chaosMaxParked),
+			"--max-upstream-processes-per-person", strconv.Itoa(chaosMaxProcesses))
 	}
 	rs := &replicaSet{slots: make([]*proc, chaosReplicas)}
 	rs.set(0, serve()) // the first one migrates the database alone

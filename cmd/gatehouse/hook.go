@@ -92,12 +92,19 @@ func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout,
 // hookFallback answers when Gatehouse could not: nothing (exit 0, the agent asks
 // locally), or with failClosed a deny in the agent's format — or, for a payload with
 // no deny answer, exit 2, which Claude Code and Codex read as "blocked".
+//
+// A refusal (429: too many of the caller's requests already wait for a person) is said
+// as such — "Gatehouse refused: too many parked requests …" — on stderr and in the deny.
 func hookFallback(payload []byte, why error, failClosed bool, stdout, stderr io.Writer) int {
 	if !failClosed {
 		fmt.Fprintf(stderr, "gatehouse hook: %v; no decision from Gatehouse, the agent decides locally\n", why)
 		return 0
 	}
 	msg := fmt.Sprintf("Gatehouse could not be asked (%v), and this hook fails closed.", why)
+	var refused *hookclient.RefusedError
+	if errors.As(why, &refused) {
+		msg = refused.Error() + " This hook fails closed."
+	}
 	if deny, ok := hookclient.Deny(payload, msg); ok {
 		fmt.Fprintf(stderr, "gatehouse hook: %v; denied (--fail-closed)\n", why)
 		if _, err := stdout.Write(deny); err != nil {

@@ -526,3 +526,53 @@ func TestHookCodexThroughTheServer(t *testing.T) {
 		t.Errorf("prompts = %d, want 1", len(ps))
 	}
 }
+
+// TestHookReportsTooManyParked: when the token's owner already has as many requests
+// waiting for a person as --max-parked-per-person allows, the server refuses the next
+// (429); the forwarder says so on stderr — "Gatehouse refused: too many parked requests
+// …" — and falls back as configured, without retrying: nothing printed (the agent asks
+// locally), or with --fail-closed a deny whose message carries the refusal.
+func TestHookReportsTooManyParked(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--trusted-proxies", "10.0.0.0/8", "--max-parked-per-person", "1")
+		_, hookToken := srv.IssueToken(t, hookOwner, "hooks", "", time.Time{})
+		env := []string{"GATEHOUSE_URL=" + srv.URL, "GATEHOUSE_TOKEN=" + hookToken}
+		first := startHook(t, env, hookPayload("PermissionRequest", "cap-first", "make deploy"), "claude")
+		waitPendingPrompt(t, srv.App.Store, hookOwner, "cap-first")
+
+		const refusal = "Gatehouse refused: too many parked requests: 1 of yours are waiting for a person here (at most 1 per person)"
+		for _, event := range []string{"PermissionRequest", "PreToolUse"} {
+			payload := hookPayload(event, "cap-second", "make test")
+			code, stdout, stderr := startHook(t, env, payload, "claude").wait(t, 20*time.Second)
+			if code != 0 || stdout != "" || !strings.Contains(stderr, refusal) || strings.Contains(stderr, "retrying") {
+				t.Fatalf("%s: exit %d, stdout %q, stderr %q; want 0, nothing, and %q without a retry", event, code, stdout, stderr, refusal)
+			}
+			code, stdout, stderr = startHook(t, env, payload, "claude", "--fail-closed").wait(t, 20*time.Second)
+			if code != 0 || !strings.Contains(stderr, refusal) {
+				t.Fatalf("%s --fail-closed: exit %d, stderr %q", event, code, stderr)
+			}
+			var ans struct {
+				Out struct {
+					Decision   *struct{ Behavior, Message string } `json:"decision"`
+					Permission string                              `json:"permissionDecision"`
+					Reason     string                              `json:"permissionDecisionReason"`
+				} `json:"hookSpecificOutput"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &ans); err != nil {
+				t.Fatalf("%s --fail-closed printed %q", event, stdout)
+			}
+			behavior, message := ans.Out.Permission, ans.Out.Reason
+			if d := ans.Out.Decision; d != nil {
+				behavior, message = d.Behavior, d.Message
+			}
+			if behavior != "deny" || !strings.Contains(message, refusal) || !strings.Contains(message, "fails closed") {
+				t.Fatalf("%s --fail-closed printed %s, want a deny carrying the refusal", event, stdout)
+			}
+		}
+		select {
+		case <-first.done:
+			t.Fatalf("the parked hook ended while the others were refused: %s", first.stderr.String())
+		default: // still waiting for a person; the refusals did not disturb it
+		}
+	})
+}

@@ -47,6 +47,9 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 })
 
 func TestMain(m *testing.M) {
+	if n := os.Getenv(nofileEnv); n != "" {
+		os.Exit(execWithNofile(n)) // a child started to run gatehouse with few descriptors
+	}
 	dir, err := os.MkdirTemp("", "gatehouse-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "temp dir:", err)
@@ -125,6 +128,13 @@ func startProc(t *testing.T, dbURL string, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = env
+	return startCmd(t, dbURL, cmd)
+}
+
+// startCmd starts cmd, a `gatehouse serve` (perhaps through a wrapper), and waits for
+// the URL line.
+func startCmd(t *testing.T, dbURL string, cmd *exec.Cmd) *proc {
+	t.Helper()
 	p := &proc{DBURL: dbURL, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()

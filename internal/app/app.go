@@ -128,7 +128,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	} else {
 		bus = stream.NewDurable(st, log)
 	}
-	core := elicit.New(st, bus, elicit.Options{Timeout: cfg.ElicitationTimeout, Grace: cfg.DisconnectGrace, Log: log})
+	core := elicit.New(st, bus, elicit.Options{Timeout: cfg.ElicitationTimeout, Grace: cfg.DisconnectGrace,
+		MaxParkedPerPerson: cfg.MaxParkedPerPerson, Log: log})
 	access := &auth.Checker{Mode: auth.Mode(cfg.Auth), Grants: st, Admins: auth.NewAdmins(cfg.Admins)}
 	var signIn *auth.OIDC
 	var signIns *auth.SignIns
@@ -179,8 +180,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	var ups mcpproxy.Upstreams
 	if servers != nil && len(servers.Servers) > 0 {
 		pool = upstream.New(servers, upstream.Options{Log: log,
-			Elicit: func(ctx context.Context, sid, server, tool string, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-				return proxy.UpstreamInput(ctx, sid, server, tool, p)
+			MaxProcessesPerPerson: cfg.MaxUpstreamProcessesPerPerson,
+			Elicit: func(ctx context.Context, sid, person, server, tool string, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+				return proxy.UpstreamInput(ctx, sid, person, server, tool, p)
 			}})
 		ups = pool
 		log.Info("upstream MCP servers configured", "file", cfg.MCPServers, "count", len(servers.Servers))
@@ -308,7 +310,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	loops.Go(func() { a.notify.Run(loopCtx) })
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// Out of file descriptors, the listener refuses connections at once (503) rather
+	// than leave them unanswered in the backlog (shedListener).
+	go func() { errc <- srv.Serve(newShedListener(ln, a.Log)) }()
 	select {
 	case err := <-errc:
 		return err

@@ -46,6 +46,12 @@ type Config struct {
 	// MaxStreamsPerUser caps the live streams (API and page) one person holds open on
 	// one replica; the next gets 429 until one closes.
 	MaxStreamsPerUser int
+	// MaxParkedPerPerson caps the requests one person keeps parked (waiting for a
+	// verdict) on one replica; the next gets 429 until one is answered.
+	MaxParkedPerPerson int
+	// MaxUpstreamProcessesPerPerson caps the stdio MCP server processes one person's
+	// calls keep running on one replica; the next start gets 429 until one exits.
+	MaxUpstreamProcessesPerPerson int
 	// BodyReadTimeout bounds how long a request body may take to arrive, so a client
 	// that trickles its body (slowloris) cannot hold a connection and a goroutine.
 	BodyReadTimeout time.Duration
@@ -110,6 +116,8 @@ var settings = []setting{
 	{"log-format", "GATEHOUSE_LOG_FORMAT", "text", "text or json"},
 	{"max-body-bytes", "GATEHOUSE_MAX_BODY_BYTES", "1048576", "largest request body accepted"},
 	{"max-streams-per-user", "GATEHOUSE_MAX_STREAMS_PER_USER", "32", "live streams (API and pages) one person may hold open on this replica"},
+	{"max-parked-per-person", "GATEHOUSE_MAX_PARKED_PER_PERSON", "1000", "requests (hooks, policy asks, MCP calls) one person may keep waiting for a verdict on this replica; beyond it 429"},
+	{"max-upstream-processes-per-person", "GATEHOUSE_MAX_UPSTREAM_PROCESSES_PER_PERSON", "8", "stdio MCP server processes (--mcp-servers) one person's calls may keep running on this replica; beyond it 429"},
 	{"body-read-timeout", "GATEHOUSE_BODY_READ_TIMEOUT", "30s", "longest a request body may take to arrive"},
 	{"oidc-issuer", "GATEHOUSE_OIDC_ISSUER", "", "OpenID provider's issuer URL (--auth oidc)"},
 	{"oidc-client-id", "GATEHOUSE_OIDC_CLIENT_ID", "", "client id registered with the provider; redirect URL: --public-url + /auth/callback"},
@@ -188,6 +196,14 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	if c.MaxStreamsPerUser, err = strconv.Atoi(get("max-streams-per-user")); err != nil || c.MaxStreamsPerUser < 1 {
 		return nil, fmt.Errorf("--max-streams-per-user: want a number ≥ 1, got %q", get("max-streams-per-user"))
+	}
+	for _, n := range []struct {
+		key string
+		dst *int
+	}{{"max-parked-per-person", &c.MaxParkedPerPerson}, {"max-upstream-processes-per-person", &c.MaxUpstreamProcessesPerPerson}} {
+		if *n.dst, err = strconv.Atoi(get(n.key)); err != nil || *n.dst < 1 {
+			return nil, fmt.Errorf("--%s: want a number ≥ 1, got %q", n.key, get(n.key))
+		}
 	}
 	if err := c.validate(); err != nil {
 		return nil, err

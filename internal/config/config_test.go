@@ -190,3 +190,48 @@ func TestOIDCAcceptMissingEmailVerified(t *testing.T) {
 		t.Errorf("a non-boolean value: %v, want an error naming the flag", err)
 	}
 }
+
+// TestPerPersonLimits: --max-parked-per-person and --max-upstream-processes-per-person
+// default to 1000 and 8 (SPEC §12), are set by flag or environment, and refuse
+// anything but a number ≥ 1.
+func TestPerPersonLimits(t *testing.T) {
+	c, err := Load("test", nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxParkedPerPerson != 1000 || c.MaxUpstreamProcessesPerPerson != 8 {
+		t.Errorf("defaults: parked %d, processes %d; want 1000 and 8", c.MaxParkedPerPerson, c.MaxUpstreamProcessesPerPerson)
+	}
+	c, err = Load("test", nil, env(map[string]string{
+		"GATEHOUSE_MAX_PARKED_PER_PERSON":             "3",
+		"GATEHOUSE_MAX_UPSTREAM_PROCESSES_PER_PERSON": "2",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxParkedPerPerson != 3 || c.MaxUpstreamProcessesPerPerson != 2 {
+		t.Errorf("from env: parked %d, processes %d; want 3 and 2", c.MaxParkedPerPerson, c.MaxUpstreamProcessesPerPerson)
+	}
+	c, err = Load("test", []string{"--max-parked-per-person", "5", "--max-upstream-processes-per-person", "1"},
+		env(map[string]string{"GATEHOUSE_MAX_PARKED_PER_PERSON": "nope"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxParkedPerPerson != 5 || c.MaxUpstreamProcessesPerPerson != 1 {
+		t.Errorf("from flags: parked %d, processes %d; want 5 and 1", c.MaxParkedPerPerson, c.MaxUpstreamProcessesPerPerson)
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--max-parked-per-person", "0"}, nil, "--max-parked-per-person"},
+		{nil, map[string]string{"GATEHOUSE_MAX_PARKED_PER_PERSON": "lots"}, "--max-parked-per-person"},
+		{[]string{"--max-upstream-processes-per-person", "-1"}, nil, "--max-upstream-processes-per-person"},
+		{nil, map[string]string{"GATEHOUSE_MAX_UPSTREAM_PROCESSES_PER_PERSON": "1.5"}, "--max-upstream-processes-per-person"},
+	} {
+		if _, err := Load("test", tc.args, env(tc.env), io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%v, env %v) = %v, want an error about %s", tc.args, tc.env, err, tc.want)
+		}
+	}
+}

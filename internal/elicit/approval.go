@@ -18,7 +18,10 @@ func (s *Service) LatestMCPApproval(ctx context.Context, sessionID, callKey stri
 // prompt but come back to ask (an MCP client retrying a call): unlike Waiter.Wait,
 // running out of time, the caller leaving or a shutdown leave the prompt pending — it
 // ends on its own deadline, and the next retry finds it.
-func (s *Service) WaitAtMost(ctx context.Context, id string, d time.Duration) (*models.Elicitation, error) {
+//
+// While it waits it is one of person's parked requests (see Prompt.Person): a person at
+// the cap gets errs.TooManyRequests instead of a wait.
+func (s *Service) WaitAtMost(ctx context.Context, person, id string, d time.Duration) (*models.Elicitation, error) {
 	ch := s.waiters.add(id)
 	defer s.waiters.remove(id, ch)
 	bg := context.WithoutCancel(ctx)
@@ -27,6 +30,11 @@ func (s *Service) WaitAtMost(ctx context.Context, id string, d time.Duration) (*
 	if err != nil || !cur.IsPending() || d <= 0 {
 		return cur, err
 	}
+	release, err := s.parks.take(person)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	deadline := s.clock.After(d)
 	for {
 		select {

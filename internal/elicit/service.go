@@ -61,8 +61,11 @@ type Options struct {
 	// the requests it woke to send their answers (see Waiter.WaitToAnswer); normally
 	// they take tens of microseconds. Default 5ms.
 	AnswerWait time.Duration
-	Clock      Clock
-	Log        *slog.Logger
+	// MaxParkedPerPerson caps the requests one person keeps parked in this process
+	// (--max-parked-per-person; see parkCounts). Default DefaultMaxParkedPerPerson.
+	MaxParkedPerPerson int
+	Clock              Clock
+	Log                *slog.Logger
 }
 
 // Service is the elicitation core.
@@ -74,6 +77,8 @@ type Service struct {
 	grace   time.Duration
 	log     *slog.Logger
 	waiters *waiters
+	// parks counts each person's parked requests against Options.MaxParkedPerPerson.
+	parks *parkCounts
 	// answerWait: see Options.AnswerWait.
 	answerWait time.Duration
 
@@ -111,7 +116,7 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 	}
 	s := &Service{
 		store: st, bus: bus, clock: o.Clock, timeout: o.Timeout, grace: o.Grace, log: o.Log,
-		waiters: newWaiters(), answerWait: o.AnswerWait, shutdown: make(chan struct{}),
+		waiters: newWaiters(), parks: newParkCounts(o.MaxParkedPerPerson), answerWait: o.AnswerWait, shutdown: make(chan struct{}),
 	}
 	bus.OnDecided(s.waiters.wake)
 	return s
@@ -194,11 +199,15 @@ type Prompt struct {
 	// hooks-only token reads only the prompts it parked (PendingParkedWith,
 	// GetParkedWith). Empty: no token.
 	TokenID string
+	// Person is who parks the request: the authenticated user, or a token's owner. A
+	// request that waits (Attach) counts against Options.MaxParkedPerPerson while it
+	// waits; Open, which does not wait, ignores it.
+	Person string
 }
 
 // Open inserts the prompt and publishes it on its session and every ancestor, or
 // re-attaches to the prompt with the same id. It does not wait: a request that waits
-// uses Attach (the waiter registers first), and Await waits on a prompt opened earlier.
+// uses Attach (the waiter registers first).
 func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, error) {
 	minted := p.ID == ""
 	if minted {
@@ -294,15 +303,6 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 // ErrClientGone is returned by a wait when the caller's context ended (the HTTP client
 // hung up). The prompt stays pending for the grace period, then is abandoned.
 var ErrClientGone = errors.New("client went away")
-
-// Await blocks until the row is decided, expires, the server shuts down or ctx ends.
-func (s *Service) Await(ctx context.Context, row *models.Elicitation) (Verdict, error) {
-	w, err := s.attachRow(ctx, row.ID)
-	if err != nil {
-		return Verdict{}, err
-	}
-	return w.Wait(ctx)
-}
 
 // finish ends a wait without a human verdict; if a human won the race, theirs stands.
 func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, via string) (Verdict, error) {

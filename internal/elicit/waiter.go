@@ -24,42 +24,50 @@ type Waiter struct {
 	row *models.Elicitation
 	// done is set when the prompt was already decided at attach time.
 	done bool
+	// release gives back the person's parked-request slot (see parkCounts); once.
+	release func()
 }
 
 // Attach registers a waiter and then opens the prompt (or re-attaches to it by id).
 // Registering first means the prompt is never visible — on a stream, to a resolver —
 // without its waiter, and the row Open reads or inserts is already current: no verdict
 // can have slipped in between. The caller must call Wait or Close.
+//
+// The wait is one of p.Person's parked requests: a person already at
+// Options.MaxParkedPerPerson gets errs.TooManyRequests and nothing is opened — unless
+// the request re-attaches to a prompt that has already ended, which is answered at once.
 func (s *Service) Attach(ctx context.Context, p Prompt) (*Waiter, error) {
 	minted := p.ID == ""
 	if minted {
 		p.ID = ids.New(ids.ElicitationPrefix)
 	}
+	release, err := s.parks.take(p.Person)
+	if err != nil {
+		if minted || !s.endedPrompt(ctx, p) {
+			return nil, err
+		}
+		release = func() {} // answered at once: it does not wait
+	}
 	ch := s.waiters.add(p.ID)
 	row, err := s.open(ctx, p, minted, true)
 	if err != nil {
 		s.waiters.remove(p.ID, ch)
+		release()
 		return nil, err
 	}
-	return newWaiter(s, ch, row), nil
+	w := newWaiter(s, ch, row)
+	w.release = release
+	if w.done {
+		release() // answered at once: it does not wait
+	}
+	return w, nil
 }
 
-func (s *Service) attachRow(ctx context.Context, id string) (*Waiter, error) {
-	ch := s.waiters.add(id)
-	bg := context.WithoutCancel(ctx)
-	// Registered first, now re-read: a verdict committed before registration is seen here.
-	cur, err := s.store.GetElicitation(bg, id)
-	if err == nil && cur.IsPending() {
-		lease := s.leaseFromNow()
-		if err = s.store.RenewLeases(bg, []string{id}, lease); err == nil {
-			cur.LeaseUntil = &lease
-		}
-	}
-	if err != nil {
-		s.waiters.remove(id, ch)
-		return nil, err
-	}
-	return newWaiter(s, ch, cur), nil
+// endedPrompt reports whether the prompt p re-attaches to exists in p's session and is
+// no longer pending (a retry that comes for its verdict).
+func (s *Service) endedPrompt(ctx context.Context, p Prompt) bool {
+	row, err := s.store.GetElicitation(ctx, p.ID)
+	return err == nil && row.SessionID == p.Session.ID && !row.IsPending()
 }
 
 // leave starts the grace of a prompt whose waiter goes away without a verdict: its
@@ -85,8 +93,13 @@ func (w *Waiter) ID() string { return w.row.ID }
 // once.
 func (w *Waiter) Ended() bool { return w.done }
 
-// Close unregisters a waiter that will not Wait.
-func (w *Waiter) Close() { w.s.waiters.remove(w.row.ID, w.ch) }
+// Close unregisters a waiter that will not Wait, and gives back its person's slot.
+func (w *Waiter) Close() {
+	w.s.waiters.remove(w.row.ID, w.ch)
+	if w.release != nil {
+		w.release()
+	}
+}
 
 // Wait blocks until the prompt is decided, expires, the server shuts down or ctx ends
 // (ErrClientGone). In the last two cases the prompt stays pending for the grace period

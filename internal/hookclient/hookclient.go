@@ -250,6 +250,17 @@ type permanentError struct{ err error }
 func (e permanentError) Error() string { return e.err.Error() }
 func (e permanentError) Unwrap() error { return e.err }
 
+// RefusedError is a 429 from Gatehouse: it would not park the request because a
+// per-person limit is reached (too many of the caller's requests already wait for a
+// person). Retrying at once would only be refused again, so the forwarder does not: it
+// falls back (the agent asks locally, or --fail-closed denies) with Msg as the reason.
+type RefusedError struct {
+	// Msg is the server's message (which limit, how many are parked).
+	Msg string
+}
+
+func (e *RefusedError) Error() string { return "Gatehouse refused: " + e.Msg }
+
 // unavailableError is a 502/503/504: the server (or the proxy before it) is restarting
 // or overloaded; the prompt usually survives, so the forwarder re-attaches.
 type unavailableError struct {
@@ -295,6 +306,12 @@ func post(ctx context.Context, o Options, endpoint string, body []byte) (answer 
 	}
 	switch {
 	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode == http.StatusTooManyRequests:
+		msg := strings.TrimPrefix(errorMessage(raw), ": ")
+		if msg == "" {
+			msg = "too many requests (429)"
+		}
+		return nil, true, permanentError{&RefusedError{Msg: msg}}
 	case resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusGatewayTimeout:
 		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 		return nil, true, unavailableError{status: resp.StatusCode, after: time.Duration(secs) * time.Second, msg: errorMessage(raw)}

@@ -3,6 +3,7 @@ package hookclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -96,6 +97,24 @@ func TestUnavailableIsRetriedUnauthorizedIsNot(t *testing.T) {
 	out := forward(t, srv2.URL, `{}`)
 	if out.Err == nil || !strings.Contains(out.Err.Error(), "401: sign in") || len(un.eids) != 1 {
 		t.Fatalf("401: %v after %d requests", out.Err, len(un.eids))
+	}
+}
+
+// A 429 (a per-person limit) is a RefusedError carrying the server's message, and is
+// not retried: it would only be refused again.
+func TestTooManyRequestsIsARefusal(t *testing.T) {
+	rec := &recorder{answers: []func(http.ResponseWriter){func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = io.WriteString(w, `{"error":{"code":"too_many_requests","message":"too many parked requests: 3 of yours are waiting"}}`)
+	}}}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	out := forward(t, srv.URL, `{}`)
+	var refused *RefusedError
+	if !errors.As(out.Err, &refused) || out.Err.Error() != "Gatehouse refused: too many parked requests: 3 of yours are waiting" ||
+		out.Answer != nil || len(rec.eids) != 1 {
+		t.Fatalf("429: %v (%T), answer %q, after %d requests", out.Err, out.Err, out.Answer, len(rec.eids))
 	}
 }
 

@@ -121,7 +121,7 @@ func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.Too
 	if err != nil {
 		return nil, nil, err
 	}
-	prompt := elicit.Prompt{Session: req.Session, Origin: models.OriginPolicy, CallKey: key,
+	prompt := elicit.Prompt{Session: req.Session, Origin: models.OriginPolicy, CallKey: key, Person: req.User,
 		Params: policy.PromptParams(ev, res, how == askInputURL || how == askURLError || (how == askHold && p.o.Mode == mcp.ModeURL))}
 	prompt.URLMode = prompt.Params["mode"] == mcp.ModeURL
 	if prev != nil && !prev.IsPending() {
@@ -135,7 +135,7 @@ func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.Too
 	}
 	if prev != nil {
 		// The client came back for the same call: give the person a moment more.
-		cur, err := p.elicit.WaitAtMost(ctx, prev.ID, p.o.RetryWait)
+		cur, err := p.elicit.WaitAtMost(ctx, req.User, prev.ID, p.o.RetryWait)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -37,14 +37,16 @@ type Runner interface {
 	Execute(ctx context.Context, sid, method string, params any) (json.RawMessage, error)
 }
 
-// Upstreams are real MCP servers standing behind the proxy (upstream.Pool).
+// Upstreams are real MCP servers standing behind the proxy (upstream.Pool). person is
+// the caller, whose limit on server processes a server started for the call counts
+// against (errs.TooManyRequests when it is reached).
 type Upstreams interface {
 	// Tools lists every server's tools, named "server__tool".
-	Tools(ctx context.Context, sid string) ([]json.RawMessage, error)
+	Tools(ctx context.Context, sid, person string) ([]json.RawMessage, error)
 	// Owns splits a namespaced tool name when it names a configured server.
 	Owns(name string) (server, tool string, ok bool)
 	// Call runs a tool and returns its CallToolResult.
-	Call(ctx context.Context, sid, name string, args json.RawMessage) (json.RawMessage, error)
+	Call(ctx context.Context, sid, person, name string, args json.RawMessage) (json.RawMessage, error)
 	// EndSession stops the session's server processes.
 	EndSession(sid string)
 }

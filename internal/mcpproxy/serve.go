@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
 )
 
@@ -44,7 +45,7 @@ func (p *Proxy) Serve(ctx context.Context, req Request, st Stream) (Reply, error
 	case "tools/list":
 		res, rpcErr, err := p.listTools(ctx, req, msg.Params)
 		if err != nil {
-			return Reply{}, err
+			return limited(msg.ID, err)
 		}
 		if rpcErr != nil {
 			return ok(mcp.Fail(msg.ID, rpcErr)), nil
@@ -59,7 +60,7 @@ func (p *Proxy) Serve(ctx context.Context, req Request, st Stream) (Reply, error
 	case "tools/call":
 		res, rpcErr, err := p.callTool(ctx, req, c, msg.Params, st)
 		if err != nil {
-			return Reply{}, err
+			return limited(msg.ID, err)
 		}
 		if rpcErr != nil {
 			return ok(mcp.Fail(msg.ID, rpcErr)), nil
@@ -73,6 +74,18 @@ func (p *Proxy) Serve(ctx context.Context, req Request, st Stream) (Reply, error
 }
 
 func ok(body mcp.Response) Reply { return Reply{Status: http.StatusOK, Body: body} }
+
+// limited answers a per-person limit the call ran into — too many parked requests or
+// upstream server processes (errs.ErrTooManyRequests) — as HTTP 429 with a JSON-RPC
+// error whose message says which limit and whose data.code is "too_many_requests"
+// (the code of Gatehouse's error envelope). Any other err is returned as it is.
+func limited(id json.RawMessage, err error) (Reply, error) {
+	if !errors.Is(err, errs.ErrTooManyRequests) {
+		return Reply{}, err
+	}
+	return Reply{Status: http.StatusTooManyRequests, Body: mcp.Fail(id, &mcp.Error{Code: mcp.CodeApplication,
+		Message: err.Error(), Data: map[string]any{"code": "too_many_requests"}})}, nil
+}
 
 // client works out who is asking: the revision from the MCP-Protocol-Version header,
 // the request's _meta (2026-07-28) or the Mcp-Session-Id issued at initialize; the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/prompt"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -39,7 +40,10 @@ func (p *Proxy) listTools(ctx context.Context, req Request, params json.RawMessa
 		res = list
 	}
 	if p.upstreams != nil {
-		tools, err := p.upstreams.Tools(ctx, req.Session.ID)
+		tools, err := p.upstreams.Tools(ctx, req.Session.ID, req.User)
+		if errors.Is(err, errs.ErrTooManyRequests) {
+			return nil, nil, err // answered 429 (Serve)
+		}
 		if err != nil {
 			return nil, mcp.Errorf(mcp.CodeApplication, "%s", err.Error()), nil
 		}
@@ -70,10 +74,13 @@ func (p *Proxy) runnerFailure(req Request, method string, err error) (*mcp.Error
 func (p *Proxy) run(ctx context.Context, req Request, call mcp.ToolCall) (map[string]any, *mcp.Error, error) {
 	if p.upstreams != nil {
 		if _, _, owned := p.upstreams.Owns(call.Name); owned {
-			raw, err := p.upstreams.Call(ctx, req.Session.ID, call.Name, call.Arguments)
+			raw, err := p.upstreams.Call(ctx, req.Session.ID, req.User, call.Name, call.Arguments)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, nil, ErrClientGone
+				}
+				if errors.Is(err, errs.ErrTooManyRequests) {
+					return nil, nil, err // answered 429 (Serve)
 				}
 				return nil, mcp.Errorf(mcp.CodeApplication, "%s", err.Error()), nil
 			}
@@ -119,24 +126,29 @@ func (p *Proxy) run(ctx context.Context, req Request, call mcp.ToolCall) (map[st
 
 // gatherInput parks one prompt per runner input request (mirrored to ancestors like
 // every prompt), waits for all of them up to InputTimeout, and turns each verdict into
-// an ElicitResult; no verdict is a decline.
+// an ElicitResult; no verdict is a decline. Each wait is one of the caller's parked
+// requests: when the caller has no room for all of them, none waits (the prompts
+// already opened are let go, and lapse after the disconnect grace).
 func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *mcp.RunnerInputRequired) (map[string]mcp.InputResponse, *mcp.Error, error) {
 	keys := ir.Keys()
 	if len(keys) > maxInputRequests {
 		return nil, mcp.Errorf(mcp.CodeApplication, "the MCP server asked for %d inputs at once (at most %d)", len(keys), maxInputRequests), nil
 	}
-	rows := make([]*models.Elicitation, len(keys))
-	for i, k := range keys {
+	waiters := make([]*elicit.Waiter, 0, len(keys))
+	for _, k := range keys {
 		params := mcp.InputPromptParams(k, tool, ir.Requests[k])
 		if order := prompt.PropertyOrder(ir.Schemas[k]); len(order) > 0 {
 			params[prompt.ParamPropertyOrder] = order
 		}
-		row, err := p.elicit.Open(ctx, elicit.Prompt{Session: req.Session, Origin: models.OriginMCPInput,
-			Params: params, Timeout: p.o.InputTimeout})
+		w, err := p.elicit.Attach(ctx, elicit.Prompt{Session: req.Session, Origin: models.OriginMCPInput,
+			Params: params, Timeout: p.o.InputTimeout, Person: req.User})
 		if err != nil {
+			for _, w := range waiters {
+				w.Close()
+			}
 			return nil, nil, err
 		}
-		rows[i] = row
+		waiters = append(waiters, w)
 	}
 	out := make(map[string]mcp.InputResponse, len(keys))
 	var mu sync.Mutex
@@ -146,7 +158,7 @@ func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *m
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, err := p.elicit.Await(ctx, rows[i])
+			v, err := waiters[i].Wait(ctx)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

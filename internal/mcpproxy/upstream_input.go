@@ -15,8 +15,9 @@ import (
 // UpstreamInput answers an upstream MCP server's elicitation/create during a call: it
 // parks an mcp_input prompt on the session (mirrored to its ancestors) with the
 // server's message and schema, waits up to InputTimeout, and returns the person's
-// answer; no answer is a decline. It is the upstream pool's Elicit callback.
-func (p *Proxy) UpstreamInput(ctx context.Context, sid, server, tool string, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+// answer; no answer is a decline. It is the upstream pool's Elicit callback; the wait
+// is one of starter's parked requests (who started the server's process).
+func (p *Proxy) UpstreamInput(ctx context.Context, sid, starter, server, tool string, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 	sess, err := p.elicit.Session(ctx, sid)
 	if err != nil {
 		return nil, err
@@ -28,12 +29,12 @@ func (p *Proxy) UpstreamInput(ctx context.Context, sid, server, tool string, par
 	if tool != "" {
 		name = server + "__" + tool
 	}
-	row, err := p.elicit.Open(ctx, elicit.Prompt{Session: sess, Origin: models.OriginMCPInput,
-		Params: mcp.InputPromptParams(ids.New("input_"), name, asked), Timeout: p.o.InputTimeout})
+	w, err := p.elicit.Attach(ctx, elicit.Prompt{Session: sess, Origin: models.OriginMCPInput,
+		Params: mcp.InputPromptParams(ids.New("input_"), name, asked), Timeout: p.o.InputTimeout, Person: starter})
 	if err != nil {
 		return nil, err
 	}
-	v, err := p.elicit.Await(ctx, row)
+	v, err := w.Wait(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -230,6 +230,10 @@ func (c *Client) TryOpenStream(t testing.TB, path string) (*Stream, *Response) {
 // Close ends the subscription.
 func (s *Stream) Close() { s.cancel() }
 
+// Frames delivers the stream's frames as they arrive (closed when the stream ends), for
+// a test that waits for a frame or for something else, whichever comes first.
+func (s *Stream) Frames() <-chan Frame { return s.frames }
+
 // Next returns the next frame, failing the test after the deadline.
 func (s *Stream) Next(t testing.TB, within time.Duration) Frame {
 	t.Helper()

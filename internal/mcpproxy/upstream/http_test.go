@@ -115,7 +115,7 @@ func TestHTTPUpstreams(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPool(t, Options{}, tc.server)
-			tools, err := p.Tools(t.Context(), "s")
+			tools, err := p.Tools(t.Context(), "s", "tester")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestHTTPUpstreams(t *testing.T) {
 			if !slices.Contains(names, "remote__echo") {
 				t.Fatalf("tools %v lack remote__echo", names)
 			}
-			res, err := p.Call(t.Context(), "s", "remote__echo", json.RawMessage(`{"message":"over http"}`))
+			res, err := p.Call(t.Context(), "s", "tester", "remote__echo", json.RawMessage(`{"message":"over http"}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,9 +150,9 @@ func TestHTTPUpstreams(t *testing.T) {
 func TestHTTPUpstreamWrongHeader(t *testing.T) {
 	url, _ := goUpstream(t, "s3cret")
 	p := newPool(t, Options{}, Server{Name: "remote", URL: url, Headers: map[string]string{"Authorization": "Bearer wrong"}, Timeout: 30 * time.Second})
-	_, err := p.Call(t.Context(), "s", "remote__echo", json.RawMessage(`{"message":"x"}`))
+	_, err := p.Call(t.Context(), "s", "tester", "remote__echo", json.RawMessage(`{"message":"x"}`))
 	asError(t, err, "MCP server remote could not be reached")
-	tools, err := p.Tools(t.Context(), "s")
+	tools, err := p.Tools(t.Context(), "s", "tester")
 	if err != nil || len(tools) != 0 {
 		t.Errorf("Tools = %d tools, %v; want none, no error", len(tools), err)
 	}
@@ -162,14 +162,14 @@ func TestHTTPUpstreamWrongHeader(t *testing.T) {
 func TestHTTPUpstreamKilled(t *testing.T) {
 	url, cmd := everythingHTTP(t)
 	p := newPool(t, Options{}, Server{Name: "remote", URL: url, Timeout: 30 * time.Second})
-	if _, err := p.Call(t.Context(), "s", "remote__echo", json.RawMessage(`{"message":"x"}`)); err != nil {
+	if _, err := p.Call(t.Context(), "s", "tester", "remote__echo", json.RawMessage(`{"message":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err := p.Call(t.Context(), "s", "remote__echo", json.RawMessage(`{"message":"x"}`))
+	_, err := p.Call(t.Context(), "s", "tester", "remote__echo", json.RawMessage(`{"message":"x"}`))
 	asError(t, err, "MCP server remote")
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("reported after %v", d)

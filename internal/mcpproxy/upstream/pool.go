@@ -3,17 +3,23 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
 )
 
 // DefaultIdleTimeout is how long an upstream session may sit unused before its
 // process is reaped.
 const DefaultIdleTimeout = 10 * time.Minute
+
+// DefaultMaxProcessesPerPerson is Options.MaxProcessesPerPerson when none is given.
+const DefaultMaxProcessesPerPerson = 8
 
 // Options configures a Pool.
 type Options struct {
@@ -22,23 +28,38 @@ type Options struct {
 	IdleTimeout time.Duration
 	// Elicit, when set, answers an upstream server's elicitation/create during a call
 	// (Gatehouse parks a prompt for a person). nil → decline. Its context ends when the
-	// upstream session is reaped.
-	Elicit func(ctx context.Context, sid, server, tool string, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// upstream session is reaped. person is who started the server's process (MCP
+	// does not say which call a server's request belongs to).
+	Elicit func(ctx context.Context, sid, person, server, tool string, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// MaxProcessesPerPerson caps the stdio server processes one person's calls keep
+	// running in this pool (--max-upstream-processes-per-person); default
+	// DefaultMaxProcessesPerPerson. See Pool.
+	MaxProcessesPerPerson int
 }
 
 // Pool holds the upstream MCP sessions of every Gatehouse session: one SDK client
 // session per (Gatehouse session, server), created on first use. It is safe for
 // concurrent use.
+//
+// A stdio server's process belongs to the person whose call started it, until it has
+// exited and been waited (it crashed, its session ended, it sat idle, Gatehouse shut
+// down). One person may have at most Options.MaxProcessesPerPerson of them at once:
+// each is a whole program (an interpreter, its memory, its descriptors), and sessions
+// cost nothing to create, so without a cap one person could start processes until the
+// machine gave out. The count is this process's, like the processes themselves.
 type Pool struct {
-	log     *slog.Logger
-	servers []Server
-	byName  map[string]Server
-	idle    time.Duration
-	elicit  func(ctx context.Context, sid, server, tool string, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	log      *slog.Logger
+	servers  []Server
+	byName   map[string]Server
+	idle     time.Duration
+	elicit   func(ctx context.Context, sid, person, server, tool string, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	maxProcs int
 
 	mu       sync.Mutex
 	sessions map[key]*session
-	closed   bool
+	// procs counts each person's stdio processes not yet waited (guarded by mu).
+	procs  map[string]int
+	closed bool
 	// bg counts the goroutines that hold processes (handshakes, watchers, reaps), so
 	// Close returns only once every process has been waited. Add only under mu and
 	// only while !closed.
@@ -53,7 +74,9 @@ func New(cfg *Config, o Options) *Pool {
 		byName:   map[string]Server{},
 		idle:     o.IdleTimeout,
 		elicit:   o.Elicit,
+		maxProcs: o.MaxProcessesPerPerson,
 		sessions: map[key]*session{},
+		procs:    map[string]int{},
 		stopIdle: make(chan struct{}),
 	}
 	if p.log == nil {
@@ -62,6 +85,9 @@ func New(cfg *Config, o Options) *Pool {
 	p.log = p.log.With("component", "mcp_upstream")
 	if p.idle <= 0 {
 		p.idle = DefaultIdleTimeout
+	}
+	if p.maxProcs <= 0 {
+		p.maxProcs = DefaultMaxProcessesPerPerson
 	}
 	if cfg != nil {
 		p.servers = cfg.Servers
@@ -89,8 +115,9 @@ func (p *Pool) Owns(name string) (server, tool string, ok bool) {
 
 // acquire returns the session of (sid, server), connecting it if needed, with tool
 // marked in flight; the caller must call s.end(tool). ctx bounds the wait for the
-// handshake.
-func (p *Pool) acquire(ctx context.Context, sid string, srv Server, tool string) (*session, error) {
+// handshake. A stdio server's new process is person's: when person already has the
+// most allowed, acquire refuses with errs.TooManyRequests.
+func (p *Pool) acquire(ctx context.Context, sid, person string, srv Server, tool string) (*session, error) {
 	k := key{sid: sid, server: srv.Name}
 	p.mu.Lock()
 	if p.closed {
@@ -102,7 +129,16 @@ func (p *Pool) acquire(ctx context.Context, sid string, srv Server, tool string)
 		s = nil // died between calls; its watcher has not forgotten it yet
 	}
 	if s == nil {
+		if srv.Stdio() {
+			if n := p.procs[person]; n >= p.maxProcs {
+				p.mu.Unlock()
+				return nil, errs.TooManyRequests("too many MCP server processes: %d of yours are running here (at most %d per person); "+
+					"end an MCP session you no longer use (DELETE its /mcp endpoint) or wait for an idle one to stop", n, p.maxProcs)
+			}
+			p.procs[person]++
+		}
 		s = newSession(k, srv)
+		s.person = person
 		p.sessions[k] = s
 		p.bg.Add(1)
 		go p.connect(s)
@@ -142,6 +178,7 @@ func (p *Pool) connect(s *session) {
 		// The SDK has closed the connection and waited for the process.
 		s.err = p.connectError(ctx, s, err)
 		p.forget(s)
+		p.processGone(s)
 		close(s.ready)
 		close(s.exited)
 		return
@@ -155,6 +192,7 @@ func (p *Pool) connect(s *session) {
 	err = cs.Wait()
 	s.exitErr = err
 	p.forget(s)
+	p.processGone(s)
 	close(s.exited)
 	if s.life.Err() == nil {
 		log.Warn("mcp server connection closed", "err", err)
@@ -188,7 +226,21 @@ func (p *Pool) elicitFor(s *session) func(context.Context, *mcp.ElicitRequest) (
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(s.life, cancel)()
-		return p.elicit(ctx, s.key.sid, s.key.server, s.callingTool(), req.Params)
+		return p.elicit(ctx, s.key.sid, s.person, s.key.server, s.callingTool(), req.Params)
+	}
+}
+
+// processGone gives back the process slot of s (a stdio server's), once its process
+// has been waited — before s.exited closes, so whoever waited for that (EndSession,
+// a reap) finds the slot free.
+func (p *Pool) processGone(s *session) {
+	if !s.server.Stdio() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.procs[s.person]--; p.procs[s.person] <= 0 {
+		delete(p.procs, s.person)
 	}
 }
 
@@ -217,18 +269,22 @@ func (p *Pool) discard(s *session, cause error) {
 	}()
 }
 
-// Tools lists every configured server's tools for Gatehouse session sid, names
-// namespaced "server__tool": the MCP Tool objects as the SDK decodes them, with the
-// name rewritten. A server that fails to list is logged and left out, not fatal; the
-// error is only the caller's context ending.
-func (p *Pool) Tools(ctx context.Context, sid string) ([]json.RawMessage, error) {
+// Tools lists every configured server's tools for Gatehouse session sid on behalf of
+// person, names namespaced "server__tool": the MCP Tool objects as the SDK decodes
+// them, with the name rewritten. A server that fails to list is logged and left out,
+// not fatal; the error is the caller's context ending, or person's process limit
+// (errs.TooManyRequests) keeping a server from starting — a list silently short of a
+// server's tools would hide why.
+func (p *Pool) Tools(ctx context.Context, sid, person string) ([]json.RawMessage, error) {
 	lists := make([][]json.RawMessage, len(p.servers))
+	errsOf := make([]error, len(p.servers))
 	var wg sync.WaitGroup
 	for i, srv := range p.servers {
 		wg.Go(func() {
-			tools, err := p.listTools(ctx, sid, srv)
+			tools, err := p.listTools(ctx, sid, person, srv)
 			if err != nil {
 				p.log.Warn("mcp server tools left out", "session_id", sid, "server", srv.Name, "err", err)
+				errsOf[i] = err
 				return
 			}
 			lists[i] = tools
@@ -238,6 +294,11 @@ func (p *Pool) Tools(ctx context.Context, sid string) ([]json.RawMessage, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	for _, err := range errsOf {
+		if errors.Is(err, errs.ErrTooManyRequests) {
+			return nil, err
+		}
+	}
 	var all []json.RawMessage
 	for _, l := range lists {
 		all = append(all, l...)
@@ -245,10 +306,10 @@ func (p *Pool) Tools(ctx context.Context, sid string) ([]json.RawMessage, error)
 	return all, nil
 }
 
-func (p *Pool) listTools(parent context.Context, sid string, srv Server) ([]json.RawMessage, error) {
+func (p *Pool) listTools(parent context.Context, sid, person string, srv Server) ([]json.RawMessage, error) {
 	ctx, cancel := context.WithTimeoutCause(parent, srv.Timeout, errNoAnswer)
 	defer cancel()
-	s, err := p.acquire(ctx, sid, srv, "")
+	s, err := p.acquire(ctx, sid, person, srv, "")
 	if err != nil {
 		return nil, err
 	}
@@ -295,11 +356,12 @@ func (p *Pool) boundToSession(ctx context.Context, s *session) (context.Context,
 	return ctx, func() { stopAfter(); cancel(nil) }
 }
 
-// Call runs tool on its server for session sid and returns the MCP CallToolResult as
-// JSON (content, isError, structuredContent and _meta as the server sent them). A
-// crash, a hang past the server's timeout or an unknown tool is an *Error; the
-// caller's own context ending is returned as that context's error.
-func (p *Pool) Call(ctx context.Context, sid, name string, args json.RawMessage) (json.RawMessage, error) {
+// Call runs tool on its server for session sid on behalf of person and returns the MCP
+// CallToolResult as JSON (content, isError, structuredContent and _meta as the server
+// sent them). A crash, a hang past the server's timeout or an unknown tool is an
+// *Error; person's process limit is errs.TooManyRequests; the caller's own context
+// ending is returned as that context's error.
+func (p *Pool) Call(ctx context.Context, sid, person, name string, args json.RawMessage) (json.RawMessage, error) {
 	server, tool, ok := p.Owns(name)
 	if !ok {
 		return nil, errorf("unknown tool %q", name)
@@ -311,7 +373,7 @@ func (p *Pool) Call(ctx context.Context, sid, name string, args json.RawMessage)
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, srv.Timeout, errNoAnswer)
 	defer cancel()
-	s, err := p.acquire(ctx, sid, srv, tool)
+	s, err := p.acquire(ctx, sid, person, srv, tool)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,8 @@ type key struct{ sid, server string }
 type session struct {
 	key    key
 	server Server
+	// person is who started it: its process counts against that person's limit.
+	person string
 
 	// life ends when the session is reaped; it cancels the handshake, every call in
 	// flight and every elicitation waiting on a person, so closing never waits on them.

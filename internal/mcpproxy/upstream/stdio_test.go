@@ -26,7 +26,7 @@ func TestStdioListAndCall(t *testing.T) {
 	p := newPool(t, Options{}, everything(t))
 	ctx := t.Context()
 
-	tools, err := p.Tools(ctx, "s1")
+	tools, err := p.Tools(ctx, "s1", "tester")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestStdioListAndCall(t *testing.T) {
 		}
 	}
 
-	res, err := p.Call(ctx, "s1", "everything__echo", json.RawMessage(`{"message":"hello upstream"}`))
+	res, err := p.Call(ctx, "s1", "tester", "everything__echo", json.RawMessage(`{"message":"hello upstream"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestStdioListAndCall(t *testing.T) {
 	}
 	pid := pidOf(t, p, "s1", "everything")
 
-	res, err = p.Call(ctx, "s1", "everything__get-sum", json.RawMessage(`{"a":2,"b":3}`))
+	res, err = p.Call(ctx, "s1", "tester", "everything__get-sum", json.RawMessage(`{"a":2,"b":3}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestStdioListAndCall(t *testing.T) {
 		t.Errorf("second call ran in process %d, first in %d: want the same process", again, pid)
 	}
 
-	if _, err := p.Call(ctx, "s2", "everything__echo", json.RawMessage(`{"message":"x"}`)); err != nil {
+	if _, err := p.Call(ctx, "s2", "tester", "everything__echo", json.RawMessage(`{"message":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if other := pidOf(t, p, "s2", "everything"); other == pid {
@@ -90,14 +90,14 @@ func TestCallRefusals(t *testing.T) {
 		{"arguments not an object", "everything__echo", `["x"]`, "must be a JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := p.Call(t.Context(), "s", tc.tool, json.RawMessage(tc.args))
+			_, err := p.Call(t.Context(), "s", "tester", tc.tool, json.RawMessage(tc.args))
 			asError(t, err, tc.want)
 		})
 	}
 
 	// A tool the server does not have is the server's to answer; this one answers
 	// with an error result, which is passed on as it is.
-	res, err := p.Call(t.Context(), "s", "everything__no-such-tool", json.RawMessage(`{}`))
+	res, err := p.Call(t.Context(), "s", "tester", "everything__no-such-tool", json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestCallRefusals(t *testing.T) {
 func TestStdioCrashMidCall(t *testing.T) {
 	p := newPool(t, Options{}, everything(t))
 	ctx := t.Context()
-	if _, err := p.Call(ctx, "s", "everything__echo", json.RawMessage(`{"message":"warm up"}`)); err != nil {
+	if _, err := p.Call(ctx, "s", "tester", "everything__echo", json.RawMessage(`{"message":"warm up"}`)); err != nil {
 		t.Fatal(err)
 	}
 	s := live(t, p, "s", "everything")
@@ -125,7 +125,7 @@ func TestStdioCrashMidCall(t *testing.T) {
 	}
 	done := make(chan answer, 1)
 	go func() {
-		res, err := p.Call(ctx, "s", "everything__trigger-long-running-operation", json.RawMessage(`{"duration":30,"steps":30}`))
+		res, err := p.Call(ctx, "s", "tester", "everything__trigger-long-running-operation", json.RawMessage(`{"duration":30,"steps":30}`))
 		done <- answer{res, err}
 	}()
 	eventually(t, 5*time.Second, "the long call is in flight", func() bool { return s.callingTool() != "" })
@@ -154,7 +154,7 @@ func TestStdioCrashMidCall(t *testing.T) {
 		t.Errorf("killed server %d was not reaped", pid)
 	}
 
-	res, err := p.Call(ctx, "s", "everything__echo", json.RawMessage(`{"message":"after the crash"}`))
+	res, err := p.Call(ctx, "s", "tester", "everything__echo", json.RawMessage(`{"message":"after the crash"}`))
 	if err != nil {
 		t.Fatalf("call after the crash: %v", err)
 	}
@@ -175,17 +175,17 @@ func TestStdioSlowCallTimesOut(t *testing.T) {
 	srv.Timeout = 5 * time.Second
 	p := newPool(t, Options{}, srv)
 	ctx := t.Context()
-	if _, err := p.Call(ctx, "s", "everything__echo", json.RawMessage(`{"message":"warm up"}`)); err != nil {
+	if _, err := p.Call(ctx, "s", "tester", "everything__echo", json.RawMessage(`{"message":"warm up"}`)); err != nil {
 		t.Fatal(err)
 	}
 	pid := pidOf(t, p, "s", "everything")
 	start := time.Now()
-	_, err := p.Call(ctx, "s", "everything__trigger-long-running-operation", json.RawMessage(`{"duration":20,"steps":2}`))
+	_, err := p.Call(ctx, "s", "tester", "everything__trigger-long-running-operation", json.RawMessage(`{"duration":20,"steps":2}`))
 	asError(t, err, "MCP server everything did not answer within 5s")
 	if d := time.Since(start); d > 9*time.Second {
 		t.Errorf("timeout reported after %v", d)
 	}
-	if _, err := p.Call(ctx, "s", "everything__echo", json.RawMessage(`{"message":"still here"}`)); err != nil {
+	if _, err := p.Call(ctx, "s", "tester", "everything__echo", json.RawMessage(`{"message":"still here"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if again := pidOf(t, p, "s", "everything"); again != pid {
@@ -209,13 +209,13 @@ func TestHangingServer(t *testing.T) {
 	ctx := t.Context()
 
 	start := time.Now()
-	_, err = p.Call(ctx, "s", "hang__anything", json.RawMessage(`{}`))
+	_, err = p.Call(ctx, "s", "tester", "hang__anything", json.RawMessage(`{}`))
 	asError(t, err, "MCP server hang did not answer within 1s")
 	if d := time.Since(start); d > 4*time.Second {
 		t.Errorf("hang reported after %v", d)
 	}
 
-	tools, err := p.Tools(ctx, "s")
+	tools, err := p.Tools(ctx, "s", "tester")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestEndSessionReaps(t *testing.T) {
 	p := newPool(t, Options{}, everything(t))
 	ctx := t.Context()
 	for _, sid := range []string{"a", "b"} {
-		if _, err := p.Call(ctx, sid, "everything__echo", json.RawMessage(`{"message":"x"}`)); err != nil {
+		if _, err := p.Call(ctx, sid, "tester", "everything__echo", json.RawMessage(`{"message":"x"}`)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -280,7 +280,7 @@ func TestEndSessionReaps(t *testing.T) {
 	if alive(pidB) {
 		t.Errorf("process %d outlived Close", pidB)
 	}
-	_, err := p.Call(ctx, "b", "everything__echo", json.RawMessage(`{"message":"x"}`))
+	_, err := p.Call(ctx, "b", "tester", "everything__echo", json.RawMessage(`{"message":"x"}`))
 	asError(t, err, "shutting down")
 }
 
@@ -289,13 +289,13 @@ func TestEndSessionReaps(t *testing.T) {
 func TestEndSessionDuringCall(t *testing.T) {
 	p := newPool(t, Options{}, everything(t))
 	ctx := t.Context()
-	if _, err := p.Call(ctx, "s", "everything__echo", json.RawMessage(`{"message":"warm up"}`)); err != nil {
+	if _, err := p.Call(ctx, "s", "tester", "everything__echo", json.RawMessage(`{"message":"warm up"}`)); err != nil {
 		t.Fatal(err)
 	}
 	s := live(t, p, "s", "everything")
 	done := make(chan error, 1)
 	go func() {
-		_, err := p.Call(ctx, "s", "everything__trigger-long-running-operation", json.RawMessage(`{"duration":30,"steps":30}`))
+		_, err := p.Call(ctx, "s", "tester", "everything__trigger-long-running-operation", json.RawMessage(`{"duration":30,"steps":30}`))
 		done <- err
 	}()
 	eventually(t, 5*time.Second, "the long call is in flight", func() bool { return s.callingTool() != "" })
@@ -314,7 +314,7 @@ func TestEndSessionDuringCall(t *testing.T) {
 // TestIdleReap: a session unused for the idle timeout loses its process.
 func TestIdleReap(t *testing.T) {
 	p := newPool(t, Options{IdleTimeout: 200 * time.Millisecond}, everything(t))
-	if _, err := p.Call(t.Context(), "s", "everything__echo", json.RawMessage(`{"message":"x"}`)); err != nil {
+	if _, err := p.Call(t.Context(), "s", "tester", "everything__echo", json.RawMessage(`{"message":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
 	s := live(t, p, "s", "everything")
@@ -334,15 +334,15 @@ func TestIdleReap(t *testing.T) {
 func TestElicitation(t *testing.T) {
 	type asked struct{ sid, server, tool, message string }
 	got := make(chan asked, 1)
-	elicit := func(ctx context.Context, sid, server, tool string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	elicit := func(ctx context.Context, sid, _, server, tool string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		got <- asked{sid, server, tool, params.Message}
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace"}}, nil
 	}
 	p := newPool(t, Options{Elicit: elicit}, everything(t))
-	if _, err := p.Tools(t.Context(), "s"); err != nil { // the tool is registered once the client's capabilities are known
+	if _, err := p.Tools(t.Context(), "s", "tester"); err != nil { // the tool is registered once the client's capabilities are known
 		t.Fatal(err)
 	}
-	res, err := p.Call(t.Context(), "s", "everything__trigger-elicitation-request", json.RawMessage(`{}`))
+	res, err := p.Call(t.Context(), "s", "tester", "everything__trigger-elicitation-request", json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestElicitation(t *testing.T) {
 	}
 
 	declining := newPool(t, Options{}, everything(t))
-	res, err = declining.Call(t.Context(), "s", "everything__trigger-elicitation-request", json.RawMessage(`{}`))
+	res, err = declining.Call(t.Context(), "s", "tester", "everything__trigger-elicitation-request", json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func TestConcurrentFirstCalls(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			msg := fmt.Sprintf("call %d", i)
-			res, err := p.Call(t.Context(), "s", "everything__echo", json.RawMessage(fmt.Sprintf(`{"message":%q}`, msg)))
+			res, err := p.Call(t.Context(), "s", "tester", "everything__echo", json.RawMessage(fmt.Sprintf(`{"message":%q}`, msg)))
 			if err != nil {
 				t.Error(err)
 				return
