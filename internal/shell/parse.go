@@ -72,6 +72,11 @@ func parse(src, dir string, unwrap bool) *Line {
 		st.unseen(fmt.Sprintf("over-long input (%d bytes, more than %d)", len(src), MaxSource))
 		text = text[:MaxSource]
 	}
+	if strings.Contains(text, "\x00") {
+		// Bash drops NUL bytes from what it reads, so "r\x00m" runs rm: read it so.
+		st.unseen("a NUL byte in the command")
+		text = strings.ReplaceAll(text, "\x00", "")
+	}
 	w := &walker{st: st, lang: syntax.LangBash}
 	w.script(text, "")
 	st.finish()

@@ -1,7 +1,7 @@
 package shell
 
 import (
-	"strconv"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -26,7 +26,24 @@ func (w word) canonical(ctx wordCtx) string {
 			b.WriteString(s.text)
 			continue
 		}
-		b.WriteString(quoteLit(s.text, i == 0, len(w.segs) == 1, ctx))
+		text, pre, post := s.text, "", ""
+		// A tilde prefix ends at an unquoted '/' (or, in an assignment, starts after an
+		// unquoted ':'): keep those bare so the prefix still expands when read back.
+		if i > 0 && strings.HasPrefix(w.segs[i-1].text, "~") && strings.HasPrefix(text, "/") {
+			pre, text = "/", text[1:]
+		}
+		if ctx == ctxAssign && i+1 < len(w.segs) && strings.HasPrefix(w.segs[i+1].text, "~") && strings.HasSuffix(text, ":") {
+			text, post = text[:len(text)-1], ":"
+		}
+		b.WriteString(pre)
+		if i == 0 && ctx == ctxCmdName && len(w.segs) > 1 && isName(text) && strings.HasPrefix(w.segs[1].text, "[") {
+			// `""A[x` runs a command named A[x; written bare it would read as an
+			// assignment to an array element.
+			b.WriteString("'" + text + "'")
+		} else if text != "" {
+			b.WriteString(quoteLit(text, i == 0 && pre == "", len(w.segs) == 1, ctx))
+		}
+		b.WriteString(post)
 	}
 	return b.String()
 }
@@ -56,12 +73,37 @@ func quoteLit(s string, start, whole bool, ctx wordCtx) string {
 		}
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
-	if q, err := syntax.Quote(s, syntax.LangBash); err == nil {
-		return q
+	return ansiC(s)
+}
+
+// ansiC quotes s as $'…', writing every byte that is not a printable character as a
+// \xHH escape, so the text reads the same in every locale.
+func ansiC(s string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r != utf8.RuneError && unicode.IsPrint(r):
+			b.WriteString(s[i : i+size])
+		default:
+			for _, c := range []byte(s[i : i+size]) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		}
+		i += size
 	}
-	// Only a NUL byte gets here: no shell word holds one, but the text must still be
-	// unambiguous.
-	return "$" + strconv.Quote(s)
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // needsQuote reports whether the shell would read s other than as the literal text.
@@ -93,6 +135,17 @@ func needsQuote(s string, start, whole bool, ctx wordCtx) bool {
 		}
 	}
 	return false
+}
+
+// isName reports whether s is a shell variable name.
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // looksLikeAssign reports whether s starts like NAME= or NAME+=, which the shell would

@@ -124,7 +124,7 @@ func (w *word) add(text string, active bool) {
 func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
 	i := 0
 	if first {
-		i = w.tildePrefix(v, 0, whole)
+		i = w.tildePrefix(v, 0, whole, ctx)
 	}
 	var lit strings.Builder
 	flush := func() {
@@ -161,7 +161,7 @@ func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
 		case c == ':' && ctx == ctxAssign && i+1 < len(v) && v[i+1] == '~':
 			lit.WriteByte(':')
 			flush()
-			i = w.tildePrefix(v, i+1, whole) - 1
+			i = w.tildePrefix(v, i+1, whole, ctx) - 1
 		default:
 			lit.WriteByte(c)
 		}
@@ -170,15 +170,15 @@ func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
 }
 
 // tildePrefix reads a tilde prefix starting at v[at] ('~'): the characters up to the
-// first '/' (or ':' in an assignment, or the end). It returns where reading goes on.
+// first '/' (or ':' in an assignment), or the end. It returns where reading goes on.
 // A prefix the shell would not expand (a quoted or odd character in it) is left to
 // be read as literal text.
-func (w *word) tildePrefix(v string, at int, whole bool) int {
+func (w *word) tildePrefix(v string, at int, whole bool, ctx wordCtx) int {
 	if at >= len(v) || v[at] != '~' {
 		return at
 	}
 	end := at + 1
-	for end < len(v) && v[end] != '/' && v[end] != ':' {
+	for end < len(v) && v[end] != '/' && (v[end] != ':' || ctx != ctxAssign) {
 		end++
 	}
 	if end == len(v) && !whole {
