@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -174,6 +175,11 @@ func (w *walker) fields(wd *syntax.Word, first bool) []word {
 		w.st.unseen("brace expansion in an sh script " + short(snippetOf(w.src, wd)))
 		return []word{analyze(w.src, wd, ctx)}
 	}
+	nodes := 0
+	if n := braceCount(&cp, &nodes); n < 0 || w.st.braceWords+n > maxBraceWords {
+		w.st.unseen("brace expansion too large " + short(snippetOf(w.src, wd)))
+		return []word{analyze(w.src, wd, ctx)}
+	}
 	var out []word
 	for ew, err := range expand.BracesSeq(nil, &cp) {
 		if err != nil || w.st.braceWords >= maxBraceWords {
@@ -185,6 +191,79 @@ func (w *walker) fields(wd *syntax.Word, first bool) []word {
 		ctx = ctxArg
 	}
 	return out
+}
+
+// maxBraceNodes bounds the brace expressions in one word (expansion recurses on each).
+const maxBraceNodes = 32
+
+// braceCount is how many words a brace-split word expands to, or -1 past
+// maxBraceWords, past maxBraceNodes expressions, or for a sequence with endpoints so
+// large that counting to them could overflow. It is computed before expanding, so
+// that `{1..99999999}` or a word of a thousand braces costs nothing.
+func braceCount(wd *syntax.Word, nodes *int) int {
+	total := 1
+	for _, part := range wd.Parts {
+		br, ok := part.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		if *nodes++; *nodes > maxBraceNodes {
+			return -1
+		}
+		n := 0
+		if br.Sequence {
+			n = seqCount(br)
+		} else {
+			for _, e := range br.Elems {
+				c := braceCount(e, nodes)
+				if c < 0 {
+					return -1
+				}
+				n += c
+			}
+		}
+		if n < 0 || n > maxBraceWords {
+			return -1
+		}
+		if total *= max(n, 1); total > maxBraceWords {
+			return -1
+		}
+	}
+	return total
+}
+
+// seqCount is how many words a {x..y[..step]} sequence yields, or -1.
+func seqCount(br *syntax.BraceExp) int {
+	if len(br.Elems) < 2 {
+		return -1
+	}
+	const limit = 1 << 20
+	from, err1 := strconv.Atoi(br.Elems[0].Lit())
+	to, err2 := strconv.Atoi(br.Elems[1].Lit())
+	if err1 != nil || err2 != nil {
+		return 256 // a character range
+	}
+	if from < -limit || from > limit || to < -limit || to > limit {
+		return -1
+	}
+	step := 1
+	if len(br.Elems) > 2 {
+		s, err := strconv.Atoi(br.Elems[2].Lit())
+		if err != nil || s < -limit || s > limit {
+			return -1
+		}
+		if s < 0 {
+			s = -s
+		}
+		if s != 0 {
+			step = s
+		}
+	}
+	d := to - from
+	if d < 0 {
+		d = -d
+	}
+	return d/step + 1
 }
 
 // scan walks a word for what may hide a command — substitutions run commands,

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const project = "/work/project"
@@ -51,6 +52,7 @@ func TestParseCommands(t *testing.T) {
 		{src: `'if' x; "FOO=1" y`, commands: []string{"'if' x", "'FOO=1' y"}},
 		{src: `echo {a,b}c {1..3}`, commands: []string{"echo ac bc 1 2 3"}},
 		{src: `{rm,-rf,/tmp/x}`, commands: []string{"rm -rf /tmp/x"}},
+		{src: `echo {1..100000}`, commands: []string{"echo {1..100000}"}, unseen: []string{"brace expansion too large"}},
 		{src: `find . -exec rm {} \;`, commands: []string{"find . -exec rm '{}' ';'"}},
 		// Assignments are commands of their own; env prefixes stay in the text.
 		{src: "FOO=1 npm test", commands: []string{"FOO=1 npm test"}},
@@ -204,6 +206,34 @@ func TestCanonicalTextReparses(t *testing.T) {
 			if len(again.Commands) != 1 || again.Commands[0].Text != c.Text || len(again.Unseen) != 0 {
 				t.Errorf("%q: text %q reads back as %q (unseen %q)", src, c.Text, texts(again.Commands), again.Unseen)
 			}
+		}
+	}
+}
+
+// TestParseBoundedTime reads pathological 64 KiB inputs — deep nesting, long chains,
+// brace bombs, nested scripts — each well within a generous budget.
+func TestParseBoundedTime(t *testing.T) {
+	for _, unit := range []string{
+		"if ", "while ", "a && ", "a | ", "{ ", "(", "$((", "`", "\"$(", "${a[", "<(", "f() ",
+		"a<<E\n", "a{b,c}", "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}{s,t}{u,v} ",
+		"{1..1000000}", "{9223372036854775806..9223372036854775807}", "eval eval ",
+		"bash -c ", "echo \"${a:-", "[[ a && ", "case x in x) ", "\\\n", "~", "a=b ",
+		"echo *(", "a\\", ";", "x ", "'", "$'\\x41'",
+	} {
+		src := strings.Repeat(unit, MaxSource/len(unit))
+		done := make(chan struct{})
+		start := time.Now()
+		go func() {
+			Parse(src, project)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("Parse(%q × %d) still running after 20s", unit, MaxSource/len(unit))
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("Parse(%q × %d) took %v", unit, MaxSource/len(unit), d)
 		}
 	}
 }
