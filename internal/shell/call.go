@@ -173,12 +173,12 @@ func (w *walker) fields(wd *syntax.Word, first bool) []word {
 		// dash leaves braces alone, bash run as sh expands them: which one sh is
 		// cannot be told from here.
 		w.st.unseen("brace expansion in an sh script " + short(snippetOf(w.src, wd)))
-		return []word{analyze(w.src, wd, ctx)}
+		return []word{w.unexpanded(wd)}
 	}
 	nodes := 0
 	if n := braceCount(&cp, &nodes); n < 0 || w.st.braceWords+n > maxBraceWords {
 		w.st.unseen("brace expansion too large " + short(snippetOf(w.src, wd)))
-		return []word{analyze(w.src, wd, ctx)}
+		return []word{w.unexpanded(wd)}
 	}
 	var out []word
 	for ew, err := range expand.BracesSeq(nil, &cp) {
@@ -191,6 +191,11 @@ func (w *walker) fields(wd *syntax.Word, first bool) []word {
 		ctx = ctxArg
 	}
 	return out
+}
+
+// unexpanded is a word whose brace expansion was not done: known only as written.
+func (w *walker) unexpanded(wd *syntax.Word) word {
+	return word{segs: []seg{{text: snippetOf(w.src, wd), active: true}}}
 }
 
 // maxBraceNodes bounds the brace expressions in one word (expansion recurses on each).
