@@ -184,7 +184,7 @@ func (w *walker) fields(wd *syntax.Word, first bool) []word {
 	for ew, err := range expand.BracesSeq(nil, &cp) {
 		if err != nil || w.st.braceWords >= maxBraceWords {
 			w.st.unseen("brace expansion too large " + short(snippetOf(w.src, wd)))
-			return []word{analyze(w.src, wd, ctx)}
+			return []word{w.unexpanded(wd)}
 		}
 		w.st.braceWords++
 		out = append(out, analyze(w.src, ew, ctx))
