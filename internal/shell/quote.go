@@ -35,13 +35,17 @@ func (w word) canonical(ctx wordCtx) string {
 		if ctx == ctxAssign && i+1 < len(w.segs) && strings.HasPrefix(w.segs[i+1].text, "~") && strings.HasSuffix(text, ":") {
 			text, post = text[:len(text)-1], ":"
 		}
+		rest := ""
+		for _, later := range w.segs[i+1:] {
+			rest += later.text
+		}
 		b.WriteString(pre)
 		if i == 0 && ctx == ctxCmdName && len(w.segs) > 1 && isName(text) && strings.HasPrefix(w.segs[1].text, "[") {
 			// `""A[x` runs a command named A[x; written bare it would read as an
 			// assignment to an array element.
 			b.WriteString("'" + text + "'")
 		} else if text != "" {
-			b.WriteString(quoteLit(text, i == 0 && pre == "", len(w.segs) == 1, ctx))
+			b.WriteString(quoteLit(text, i == 0 && pre == "", len(w.segs) == 1, ctx, rest))
 		}
 		b.WriteString(post)
 	}
@@ -51,11 +55,11 @@ func (w word) canonical(ctx wordCtx) string {
 // quoteLit quotes literal text when it needs it. start says the text begins the word,
 // whole that it is all of it: a leading # or ~, an assignment-looking or reserved first
 // word, only mean something there.
-func quoteLit(s string, start, whole bool, ctx wordCtx) string {
+func quoteLit(s string, start, whole bool, ctx wordCtx, rest string) string {
 	if s == "" {
 		return "''"
 	}
-	if !needsQuote(s, start, whole, ctx) {
+	if !needsQuote(s, start, whole, ctx, rest) {
 		return s
 	}
 	printable := utf8.ValidString(s)
@@ -106,8 +110,9 @@ func ansiC(s string) string {
 	return b.String()
 }
 
-// needsQuote reports whether the shell would read s other than as the literal text.
-func needsQuote(s string, start, whole bool, ctx wordCtx) bool {
+// needsQuote reports whether the shell would read s other than as the literal text;
+// rest is what follows s in the word (a '[' only opens a pattern when a ']' follows).
+func needsQuote(s string, start, whole bool, ctx wordCtx, rest string) bool {
 	if start && (s[0] == '#' || s[0] == '~') {
 		return true
 	}
@@ -123,8 +128,12 @@ func needsQuote(s string, start, whole bool, ctx wordCtx) bool {
 		switch r {
 		case ';', '"', '\'', '(', ')', '$', '|', '&', '>', '<', '`', '\\',
 			' ', '\t', '\r', '\n', '\v', '\f',
-			'*', '?', '[', '{', '}':
+			'*', '?', '{', '}':
 			return true
+		case '[':
+			if strings.Contains(s, "]") || strings.Contains(rest, "]") {
+				return true
+			}
 		case '~':
 			if ctx == ctxAssign {
 				return true
@@ -148,8 +157,8 @@ func isName(s string) bool {
 	return s != ""
 }
 
-// looksLikeAssign reports whether s starts like NAME= or NAME+=, which the shell would
-// take for an assignment in the command-name position.
+// looksLikeAssign reports whether s starts like NAME=, NAME+= or NAME[, which the
+// shell would take for an assignment in the command-name position.
 func looksLikeAssign(s string) bool {
 	i := 0
 	for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || i > 0 && s[i] >= '0' && s[i] <= '9') {
@@ -158,5 +167,5 @@ func looksLikeAssign(s string) bool {
 	if i == 0 || i >= len(s) {
 		return false
 	}
-	return s[i] == '=' || s[i] == '+' && i+1 < len(s) && s[i+1] == '='
+	return s[i] == '=' || s[i] == '[' || s[i] == '+' && i+1 < len(s) && s[i+1] == '='
 }

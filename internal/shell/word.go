@@ -152,11 +152,10 @@ func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
 			flush()
 			w.glob = true
 			w.add("(", true)
-		case c == '[':
+		case c == '[' && strings.IndexByte(v[i+1:], ']') >= 0:
+			// A bracket expression; a '[' with no ']' after it is an ordinary character.
 			flush()
-			if strings.IndexByte(v[i+1:], ']') >= 0 {
-				w.glob = true
-			}
+			w.glob = true
 			w.add("[", true)
 		case c == ':' && ctx == ctxAssign && i+1 < len(v) && v[i+1] == '~':
 			lit.WriteByte(':')
