@@ -126,6 +126,10 @@ func (w *walker) assign(a *syntax.Assign) (string, string) {
 		return "", ""
 	}
 	name := a.Name.Value
+	if !isName(name) {
+		// The parser takes `0=x` for an assignment; bash runs a command named "0=x".
+		w.st.unseen("an assignment to an invalid name " + short(name))
+	}
 	if a.Index != nil {
 		idx := snippetOf(w.src, a.Index)
 		if !allDigits(idx) {

@@ -161,7 +161,8 @@ func isName(s string) bool {
 // shell would take for an assignment in the command-name position.
 func looksLikeAssign(s string) bool {
 	i := 0
-	for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || i > 0 && s[i] >= '0' && s[i] <= '9') {
+	// Digits first too: the parser takes `0=x` for an assignment (bash does not).
+	for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
 		i++
 	}
 	if i == 0 || i >= len(s) {
