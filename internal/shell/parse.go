@@ -148,21 +148,44 @@ func (w *walker) script(src, shell string) {
 	c.stmts(f.Stmts)
 }
 
-// tooDeep reports brackets nested deeper than maxNesting, counted without parsing
-// (quotes included), so that pathological input is refused before the parser sees it.
+// tooDeep reports parentheses and braces nested deeper than maxNesting, counted by a
+// rough scan that knows quotes but does not parse, so that pathological input is
+// refused before the parser (which slows down sharply on deep nesting) sees it.
 func tooDeep(src string) bool {
-	depth := 0
+	type open struct {
+		quoted bool // inside double quotes
+		closer byte
+	}
+	stack := []open{{}}
 	for i := 0; i < len(src); i++ {
-		switch src[i] {
-		case '(', '{', '[':
-			depth++
-			if depth > maxNesting {
-				return true
+		top := stack[len(stack)-1]
+		c := src[i]
+		switch {
+		case c == '\\':
+			i++
+		case top.quoted && c == '"':
+			stack = stack[:len(stack)-1]
+		case top.quoted && c == '$' && i+1 < len(src) && (src[i+1] == '(' || src[i+1] == '{'):
+			i++
+			stack = append(stack, open{closer: map[byte]byte{'(': ')', '{': '}'}[src[i]]})
+		case top.quoted:
+		case c == '\'':
+			if j := strings.IndexByte(src[i+1:], '\''); j >= 0 {
+				i += j + 1
+			} else {
+				i = len(src)
 			}
-		case ')', '}', ']':
-			if depth > 0 {
-				depth--
-			}
+		case c == '"':
+			stack = append(stack, open{quoted: true, closer: '"'})
+		case c == '(':
+			stack = append(stack, open{closer: ')'})
+		case c == '{':
+			stack = append(stack, open{closer: '}'})
+		case (c == ')' || c == '}') && top.closer == c && len(stack) > 1:
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > maxNesting {
+			return true
 		}
 	}
 	return false

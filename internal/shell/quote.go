@@ -116,11 +116,13 @@ func needsQuote(s string, start, whole bool, ctx wordCtx, rest string) bool {
 	if start && (s[0] == '#' || s[0] == '~') {
 		return true
 	}
-	if ctx == ctxCmdName && start {
-		if whole && syntax.IsKeyword(s) {
+	if ctx == ctxCmdName {
+		if start && whole && syntax.IsKeyword(s) {
 			return true
 		}
-		if looksLikeAssign(s) {
+		// NAME=, NAME+= or NAME[ would read as an assignment; the parser also takes
+		// any `X=` followed by '[' for one, so every '=' in a command name is quoted.
+		if strings.Contains(s, "=") || start && looksLikeAssign(s) {
 			return true
 		}
 	}

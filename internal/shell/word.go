@@ -153,10 +153,18 @@ func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
 			w.glob = true
 			w.add("(", true)
 		case c == '[' && strings.IndexByte(v[i+1:], ']') >= 0:
-			// A bracket expression; a '[' with no ']' after it is an ordinary character.
-			flush()
+			// A bracket expression. Only a plain one ([a-z], [!x]) is kept as a
+			// pattern in the text; any other is written as literal text, but still
+			// counts as a glob (a command name with one is unseen).
 			w.glob = true
-			w.add("[", true)
+			end := i + 1 + strings.IndexByte(v[i+1:], ']')
+			if plainBracket(v[i : end+1]) {
+				flush()
+				w.add(v[i:end+1], true)
+				i = end
+			} else {
+				lit.WriteByte('[')
+			}
 		case c == ':' && ctx == ctxAssign && i+1 < len(v) && v[i+1] == '~':
 			lit.WriteByte(':')
 			flush()
@@ -191,6 +199,23 @@ func (w *word) tildePrefix(v string, at int, whole bool, ctx wordCtx) int {
 	w.tilde = true
 	w.add(v[at:end], true)
 	return end
+}
+
+// plainBracket reports a bracket expression whose set needs no quoting: [abc],
+// [a-z], [!0-9].
+func plainBracket(b string) bool {
+	set := strings.TrimPrefix(strings.TrimPrefix(b[1:len(b)-1], "!"), "^")
+	if set == "" {
+		return false
+	}
+	for i := 0; i < len(set); i++ {
+		c := set[i]
+		if !(c == '-' || c == '_' || c == '.' || c == ',' || c == ':' || c == '/' || c == '+' || c == '@' || c == '%' ||
+			c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeLits joins adjacent unquoted literals (brace expansion splits them), so that a
