@@ -63,6 +63,7 @@ const victim = "rm -rf /tmp/victim"
 // victim is not a command of its own: a comment, a here-document body, or a trailing
 // backslash escaping the separator.
 func absorbs(cmd string) bool {
+	cmd = strings.ReplaceAll(cmd, "\x00", "") // dropped, as bash does
 	if strings.Contains(cmd, "#") || strings.Contains(cmd, "<<") {
 		return true
 	}

@@ -129,6 +129,13 @@ type walker struct {
 
 // script parses src and walks it; shell names the `-c` that gave it ("" at the top).
 func (w *walker) script(src, shell string) {
+	if strings.Contains(src, "\r") {
+		// Bash reads a carriage return as part of a word; the parser takes it for a
+		// space, and a backslash before CR LF for a line continuation, which would join
+		// the next line's command to this one. Keep the backslash escaping the CR alone.
+		w.st.unseen("a carriage return in the command")
+		src = strings.ReplaceAll(src, "\\\r\n", "\\\r\r\n")
+	}
 	if tooDeep(src) {
 		w.st.unseen("too deeply nested")
 		return

@@ -112,6 +112,10 @@ func TestParseCommands(t *testing.T) {
 		{src: "echo x > .claude/settings.json", commands: []string{"echo x"}, unseen: []string{"inside .claude"}},
 		{src: "cd /tmp && echo x > y", commands: []string{"cd /tmp", "echo x"}, unseen: []string{"redirection to y after a change of directory"}},
 		{src: "cd sub && echo x > /work/project/y", commands: []string{"cd sub", "echo x"}},
+		// Bytes bash reads differently from the parser.
+		{src: "0\\\r\nrm -rf ~", commands: []string{"$'0\\r'", "rm -rf ~"}, unseen: []string{"a carriage return"}},
+		{src: "bash -c $'0\\\\\r\nrm -rf ~'", commands: []string{"$'0\\r'", "rm -rf ~"}, wrappers: []string{"bash -c $'0\\\\\\r\\nrm -rf ~'"}, unseen: []string{"a carriage return"}},
+		{src: "r\x00m -rf ~", commands: []string{"rm -rf ~"}, unseen: []string{"a NUL byte"}},
 		// What cannot be read at all.
 		{src: "git status; echo \"unterminated", commands: []string{"git status"}, unseen: []string{"cannot parse: "}},
 		{src: strings.Repeat("(", 200) + "x" + strings.Repeat(")", 200), commands: []string{}, unseen: []string{"too deeply nested"}},

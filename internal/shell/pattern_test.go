@@ -61,6 +61,7 @@ func TestAllows(t *testing.T) {
 		{"regex", "git (status|log).*", "git log $(rm -rf ~)", false},
 		{"glob", "echo *", "echo $(rm -rf ~)", false},
 		{"glob", "*", "echo $HOME", false},
+		{"glob", "0*", "0\\\r\nrm -rf ~", false}, // the parser alone joins these lines; bash does not
 		// Legitimate: one command, its arguments, harmless redirections, a plain bash -c.
 		{"glob", "git status*", "git status", true},
 		{"glob", "git status*", "git status -s", true},
