@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -140,7 +141,7 @@ func (w *walker) script(src, shell string) {
 		w.st.unseen("too deeply nested")
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(w.lang)).Parse(strings.NewReader(src), "")
+	f, err := parseComments(src, w.lang)
 	if err != nil {
 		if shell == "" {
 			w.st.unseen("cannot parse: " + err.Error())
@@ -153,6 +154,46 @@ func (w *walker) script(src, shell string) {
 	}
 	c := &walker{st: w.st, src: src, lang: w.lang, level: w.level, depth: w.depth}
 	c.stmts(f.Stmts)
+}
+
+// maxCommentPasses bounds the re-parses that fix comments ending in a backslash.
+const maxCommentPasses = 8
+
+// parseComments parses src as bash reads its comments. A comment runs to the end of
+// its line, a backslash in it included; the parser instead takes a backslash-newline
+// inside a comment for a line continuation, so `echo # x \` then `rm -rf ~` on the
+// next line would read as one echo. Each such backslash is replaced by a space (it
+// means nothing in a comment) and src parsed again.
+func parseComments(src string, lang syntax.LangVariant) (*syntax.File, error) {
+	for pass := 0; ; pass++ {
+		f, err := syntax.NewParser(syntax.Variant(lang), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
+		if f == nil {
+			return f, err
+		}
+		b := []byte(src)
+		fixed := false
+		syntax.Walk(f, func(n syntax.Node) bool {
+			c, ok := n.(*syntax.Comment)
+			if !ok {
+				return true
+			}
+			// The parser ends such a comment at the continuation, which it keeps in
+			// the text as backslash-newline.
+			if at := int(c.Hash.Offset()) + 1 + len(c.Text) - 2; strings.HasSuffix(c.Text, "\\\n") &&
+				at >= 0 && at+1 < len(b) && b[at] == '\\' && b[at+1] == '\n' {
+				b[at] = ' '
+				fixed = true
+			}
+			return true
+		})
+		if !fixed {
+			return f, err
+		}
+		if pass == maxCommentPasses {
+			return f, errors.New("too many comments ending in a backslash")
+		}
+		src = string(b)
+	}
 }
 
 // tooDeep reports parentheses and braces nested deeper than maxNesting, counted by a

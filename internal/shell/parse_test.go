@@ -116,6 +116,10 @@ func TestParseCommands(t *testing.T) {
 		{src: "0\\\r\nrm -rf ~", commands: []string{"$'0\\r'", "rm -rf ~"}, unseen: []string{"a carriage return"}},
 		{src: "bash -c $'0\\\\\r\nrm -rf ~'", commands: []string{"$'0\\r'", "rm -rf ~"}, wrappers: []string{"bash -c $'0\\\\\\r\\nrm -rf ~'"}, unseen: []string{"a carriage return"}},
 		{src: "r\x00m -rf ~", commands: []string{"rm -rf ~"}, unseen: []string{"a NUL byte"}},
+		{src: "echo a # x \\\nrm -rf ~", commands: []string{"echo a", "rm -rf ~"}},
+		{src: "echo $(# x \\\nrm -rf ~\n)", commands: []string{"rm -rf ~", "echo $(# x \\\nrm -rf ~\n)"}, unseen: []string{"$(…) in an argument"}},
+		{src: strings.Repeat("# x \\\n", 20) + "rm", commands: []string{"rm"}},
+		{src: "echo a \\\nb # c", commands: []string{"echo a b"}},
 		// What cannot be read at all.
 		{src: "git status; echo \"unterminated", commands: []string{"git status"}, unseen: []string{"cannot parse: "}},
 		{src: strings.Repeat("(", 200) + "x" + strings.Repeat(")", 200), commands: []string{}, unseen: []string{"too deeply nested"}},
