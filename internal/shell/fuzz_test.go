@@ -59,19 +59,21 @@ func FuzzParse(f *testing.F) {
 // victim is the command a fuzzed pattern must never let through.
 const victim = "rm -rf /tmp/victim"
 
-// absorbs reports whether cmd legitimately swallows what follows it, so that the
-// victim is not a command of its own: a comment, a here-document body, or a trailing
-// backslash escaping the separator.
-func absorbs(cmd string) bool {
+// absorbs reports whether cmd legitimately swallows what sep and the victim add, so
+// that the victim is not a command of its own: a comment (to the end of its line), a
+// here-document (whose body starts on the next line), or a trailing backslash escaping
+// the separator.
+func absorbs(cmd, sep string) bool {
 	cmd = strings.ReplaceAll(cmd, "\x00", "") // dropped, as bash does
-	if strings.Contains(cmd, "#") || strings.Contains(cmd, "<<") {
+	newline := strings.HasPrefix(sep, "\n")
+	if !newline && strings.Contains(cmd, "#") || newline && strings.Contains(cmd, "<<") {
 		return true
 	}
 	n := 0
 	for i := len(cmd) - 1; i >= 0 && cmd[i] == '\\'; i-- {
 		n++
 	}
-	return n%2 == 1
+	return n%2 == 1 && (newline || sep == "; ")
 }
 
 // FuzzAllow: a fuzzed pattern that does not match the victim command never allows a
@@ -88,6 +90,7 @@ func FuzzAllow(f *testing.F) {
 		{2, "ls *", "ls -la > /dev/null"}, {2, "bash -c *", "bash -c 'x'"}, {2, "[a-z]* *", "eval"},
 		{2, "* *", "echo 'a"}, {3, ".*[^m].*", "x"}, {1, "git", "git commit -m 'a;b'"},
 		{2, "*", "cat <<E"}, {2, "*", "f()"}, {2, "*", "time"}, {2, "e*", "eval echo"},
+		{2, "echo *", "echo a # x \\"}, {2, "0*", "0\\\r"}, {2, "*", "r\x00m"},
 	} {
 		f.Add(s.kind, s.pattern, s.cmd)
 	}
@@ -104,14 +107,14 @@ func FuzzAllow(f *testing.F) {
 		if len(vl.Commands) != 1 || p.MatchCommand(vl.Commands[0]) {
 			return
 		}
-		if absorbs(cmd) {
-			return
-		}
-		lines := []string{cmd + " $(" + victim + ")"}
-		for _, sep := range []string{"; ", " && ", " || ", " | ", "\n"} {
-			lines = append(lines, cmd+sep+victim)
-		}
-		for _, src := range lines {
+		for _, sep := range []string{" $(", "; ", " && ", " || ", " | ", "\n"} {
+			if absorbs(cmd, sep) {
+				continue
+			}
+			src := cmd + sep + victim
+			if sep == " $(" {
+				src += ")"
+			}
 			l := Parse(src, project)
 			if p.Allows(l) {
 				t.Fatalf("%s %q allows %q (commands %q)", kinds[int(k)%len(kinds)], pattern, src, texts(l.Commands))

@@ -61,7 +61,7 @@ func TestAllows(t *testing.T) {
 		{"regex", "git (status|log).*", "git log $(rm -rf ~)", false},
 		{"glob", "echo *", "echo $(rm -rf ~)", false},
 		{"glob", "*", "echo $HOME", false},
-		{"glob", "0*", "0\\\r\nrm -rf ~", false}, // the parser alone joins these lines; bash does not
+		{"glob", "0*", "0\\\r\nrm -rf ~", false},             // the parser alone joins these lines; bash does not
 		{"glob", "echo *", "echo a # x \\\nrm -rf ~", false}, // a comment ends at the newline
 		// Legitimate: one command, its arguments, harmless redirections, a plain bash -c.
 		{"glob", "git status*", "git status", true},
