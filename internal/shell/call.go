@@ -65,24 +65,28 @@ func (w *walker) checkGlobs(args []word, text []string) {
 	}
 }
 
-// subscriptBuiltins take variable names, and evaluate an array subscript in a name as
-// arithmetic, which can run a command: `printf -v 'a[$(id)]' x`.
-var subscriptBuiltins = map[string]bool{
-	"printf": true, "read": true, "unset": true, "mapfile": true, "readarray": true,
-	"wait": true, "getopts": true, "test": true, "[": true, "declare": true, "typeset": true,
-	"local": true, "export": true, "readonly": true, "let": true, "shift": true, "return": true,
-	"exit": true,
+// nameBuiltins take variable names, and evaluate an array subscript in a name as
+// arithmetic, which can run a command: `printf -v 'a[$(id)]' x`. The value says which
+// arguments are names: "" every argument, or the option that precedes one.
+var nameBuiltins = map[string]string{
+	"read": "", "unset": "", "mapfile": "", "readarray": "", "getopts": "", "declare": "",
+	"typeset": "", "local": "", "export": "", "readonly": "", "printf": "-v", "wait": "-p",
+	"test": "-v", "[": "-v",
 }
 
-// checkSubscripts makes a non-numeric array subscript in an argument of such a
-// builtin unseen.
+// checkSubscripts makes a non-numeric array subscript in a variable name given to
+// such a builtin unseen.
 func (w *walker) checkSubscripts(args []string) {
-	if !subscriptBuiltins[args[0]] {
+	opt, ok := nameBuiltins[args[0]]
+	if !ok {
 		return
 	}
-	for _, a := range args[1:] {
+	for i, a := range args[1:] {
+		if opt != "" && args[i] != opt {
+			continue // args[i] is the word before a
+		}
 		open := strings.IndexByte(a, '[')
-		if open < 0 {
+		if open <= 0 || !isName(a[:open]) {
 			continue
 		}
 		close := strings.IndexByte(a[open:], ']')

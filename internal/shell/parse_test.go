@@ -77,6 +77,8 @@ func TestParseCommands(t *testing.T) {
 		{src: "/usr/bin/r? -rf ~", commands: []string{"/usr/bin/r? -rf ~"}, unseen: []string{"pathname expansion in the command name"}},
 		{src: "ls !(x)", commands: []string{"ls !(x)"}, unseen: []string{"extended glob"}},
 		{src: "printf -v 'a[$(id)]' x", commands: []string{"printf -v 'a[$(id)]' x"}, unseen: []string{"array subscript"}},
+		{src: "read 'a[x]'; unset a[1]", commands: []string{"read 'a[x]'", "unset a[1]"}, unseen: []string{"array subscript in read a[x]"}},
+		{src: "printf '[%s]\\n' a[x]", commands: []string{"printf '[%s]\\n' a[x]"}},
 		{src: "declare -i n=x", commands: []string{"declare -i n=x"}, unseen: []string{"declare -i"}},
 		{src: "[[ $n -eq 1 ]]", commands: []string{"[[ $n -eq 1 ]]"}, unseen: []string{"arithmetic comparison"}},
 		// Scripts given as strings.
