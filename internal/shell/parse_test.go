@@ -98,6 +98,8 @@ func TestParseCommands(t *testing.T) {
 		{src: "bash <<< 'rm -rf ~'", commands: []string{"bash", "rm -rf ~"}},
 		{src: "trap 'rm -rf ~' EXIT; git status", commands: []string{"trap 'rm -rf ~' EXIT", "rm -rf ~", "git status"}},
 		{src: "bash script.sh", commands: []string{"bash script.sh"}},
+		{src: "bash -s x <<'EOF'\nrm -rf ~\nEOF", commands: []string{"bash -s x", "rm -rf ~"}},
+		{src: "su -c 'rm -rf ~' root", commands: []string{"su -c 'rm -rf ~' root", "rm -rf ~"}},
 		// Redirections.
 		{src: "git status > /dev/null 2>&1", commands: []string{"git status"}},
 		{src: "git status 2>/dev/stderr >&2 3>&- <input", commands: []string{"git status"}},
