@@ -60,7 +60,7 @@ func analyze(src string, wd *syntax.Word, ctx wordCtx) word {
 	for i, part := range parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
-			w.unquotedLit(p.Value, i == 0, len(parts) == 1, ctx)
+			w.unquotedLit(p.Value, i == 0, i == len(parts)-1, ctx)
 		case *syntax.SglQuoted:
 			if !p.Dollar {
 				w.add(p.Value, false)
@@ -119,12 +119,12 @@ func (w *word) add(text string, active bool) {
 }
 
 // unquotedLit reads an unquoted literal: backslash escapes, glob characters and a
-// leading tilde prefix. first says the literal starts the word; whole, that it is all
-// of it (a tilde prefix that runs into a quoted part is not expanded).
-func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
+// leading tilde prefix. first says the literal starts the word; last, that nothing
+// follows it (a tilde prefix that runs into a quoted part is not expanded).
+func (w *word) unquotedLit(v string, first, last bool, ctx wordCtx) {
 	i := 0
 	if first {
-		i = w.tildePrefix(v, 0, whole, ctx)
+		i = w.tildePrefix(v, 0, last, ctx)
 	}
 	var lit strings.Builder
 	flush := func() {
@@ -168,7 +168,7 @@ func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
 		case c == ':' && ctx == ctxAssign && i+1 < len(v) && v[i+1] == '~':
 			lit.WriteByte(':')
 			flush()
-			i = w.tildePrefix(v, i+1, whole, ctx) - 1
+			i = w.tildePrefix(v, i+1, last, ctx) - 1
 		default:
 			lit.WriteByte(c)
 		}
@@ -180,7 +180,7 @@ func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
 // first '/' (or ':' in an assignment), or the end. It returns where reading goes on.
 // A prefix the shell would not expand (a quoted or odd character in it) is left to
 // be read as literal text.
-func (w *word) tildePrefix(v string, at int, whole bool, ctx wordCtx) int {
+func (w *word) tildePrefix(v string, at int, last bool, ctx wordCtx) int {
 	if at >= len(v) || v[at] != '~' {
 		return at
 	}
@@ -188,7 +188,7 @@ func (w *word) tildePrefix(v string, at int, whole bool, ctx wordCtx) int {
 	for end < len(v) && v[end] != '/' && (v[end] != ':' || ctx != ctxAssign) {
 		end++
 	}
-	if end == len(v) && !whole {
+	if end == len(v) && !last {
 		return at // the prefix runs on into a quoted or expanded part: no expansion
 	}
 	for _, c := range v[at+1 : end] {
