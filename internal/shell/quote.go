@@ -117,7 +117,7 @@ func needsQuote(s string, start, whole bool, ctx wordCtx, rest string) bool {
 		return true
 	}
 	if ctx == ctxCmdName {
-		if start && whole && syntax.IsKeyword(s) {
+		if start && whole && (syntax.IsKeyword(s) || parserWords[s]) {
 			return true
 		}
 		// NAME=, NAME+= or NAME[ would read as an assignment; the parser also takes
@@ -146,6 +146,14 @@ func needsQuote(s string, start, whole bool, ctx wordCtx, rest string) bool {
 		}
 	}
 	return false
+}
+
+// parserWords are command names the parser reads as constructs of their own (and
+// bash as declaration builtins): a quoted `""let` runs the builtin let as a plain
+// command, and its text must not read back as a let clause.
+var parserWords = map[string]bool{
+	"let": true, "declare": true, "local": true, "export": true, "readonly": true,
+	"typeset": true, "nameref": true, "elif": true,
 }
 
 // isName reports whether s is a shell variable name.
