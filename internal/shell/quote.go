@@ -29,8 +29,9 @@ func (w word) canonical(ctx wordCtx) string {
 		text, pre, post := s.text, "", ""
 		// A tilde prefix ends at an unquoted '/' (or, in an assignment, starts after an
 		// unquoted ':'): keep those bare so the prefix still expands when read back.
-		if i > 0 && strings.HasPrefix(w.segs[i-1].text, "~") && strings.HasPrefix(text, "/") {
-			pre, text = "/", text[1:]
+		if i > 0 && strings.HasPrefix(w.segs[i-1].text, "~") &&
+			(strings.HasPrefix(text, "/") || ctx == ctxAssign && strings.HasPrefix(text, ":")) {
+			pre, text = text[:1], text[1:]
 		}
 		if ctx == ctxAssign && i+1 < len(w.segs) && strings.HasPrefix(w.segs[i+1].text, "~") && strings.HasSuffix(text, ":") {
 			text, post = text[:len(text)-1], ":"
