@@ -44,6 +44,8 @@ FUZZ_TARGETS := \
 	./internal/adapters/codexcli:FuzzDecode \
 	./internal/adapters/mcp:FuzzUntrustedInput \
 	./internal/prompt:FuzzSubmit \
+	./internal/shell:FuzzParse \
+	./internal/shell:FuzzAllow \
 	./handlers:FuzzEvaluateBody
 
 .PHONY: fuzz

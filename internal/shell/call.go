@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -64,24 +65,28 @@ func (w *walker) checkGlobs(args []word, text []string) {
 	}
 }
 
-// subscriptBuiltins take variable names, and evaluate an array subscript in a name as
-// arithmetic, which can run a command: `printf -v 'a[$(id)]' x`.
-var subscriptBuiltins = map[string]bool{
-	"printf": true, "read": true, "unset": true, "mapfile": true, "readarray": true,
-	"wait": true, "getopts": true, "test": true, "[": true, "declare": true, "typeset": true,
-	"local": true, "export": true, "readonly": true, "let": true, "shift": true, "return": true,
-	"exit": true,
+// nameBuiltins take variable names, and evaluate an array subscript in a name as
+// arithmetic, which can run a command: `printf -v 'a[$(id)]' x`. The value says which
+// arguments are names: "" every argument, or the option that precedes one.
+var nameBuiltins = map[string]string{
+	"read": "", "unset": "", "mapfile": "", "readarray": "", "getopts": "", "declare": "",
+	"typeset": "", "local": "", "export": "", "readonly": "", "printf": "-v", "wait": "-p",
+	"test": "-v", "[": "-v",
 }
 
-// checkSubscripts makes a non-numeric array subscript in an argument of such a
-// builtin unseen.
+// checkSubscripts makes a non-numeric array subscript in a variable name given to
+// such a builtin unseen.
 func (w *walker) checkSubscripts(args []string) {
-	if !subscriptBuiltins[args[0]] {
+	opt, ok := nameBuiltins[args[0]]
+	if !ok {
 		return
 	}
-	for _, a := range args[1:] {
+	for i, a := range args[1:] {
+		if opt != "" && args[i] != opt {
+			continue // args[i] is the word before a
+		}
 		open := strings.IndexByte(a, '[')
-		if open < 0 {
+		if open <= 0 || !isName(a[:open]) {
 			continue
 		}
 		close := strings.IndexByte(a[open:], ']')
@@ -125,6 +130,10 @@ func (w *walker) assign(a *syntax.Assign) (string, string) {
 		return "", ""
 	}
 	name := a.Name.Value
+	if !isName(name) {
+		// The parser takes `0=x` for an assignment; bash runs a command named "0=x".
+		w.st.unseen("an assignment to an invalid name " + short(name))
+	}
 	if a.Index != nil {
 		idx := snippetOf(w.src, a.Index)
 		if !allDigits(idx) {
@@ -172,19 +181,102 @@ func (w *walker) fields(wd *syntax.Word, first bool) []word {
 		// dash leaves braces alone, bash run as sh expands them: which one sh is
 		// cannot be told from here.
 		w.st.unseen("brace expansion in an sh script " + short(snippetOf(w.src, wd)))
-		return []word{analyze(w.src, wd, ctx)}
+		return []word{w.unexpanded(wd)}
+	}
+	nodes := 0
+	if n := braceCount(&cp, &nodes); n < 0 || w.st.braceWords+n > maxBraceWords {
+		w.st.unseen("brace expansion too large " + short(snippetOf(w.src, wd)))
+		return []word{w.unexpanded(wd)}
 	}
 	var out []word
 	for ew, err := range expand.BracesSeq(nil, &cp) {
 		if err != nil || w.st.braceWords >= maxBraceWords {
 			w.st.unseen("brace expansion too large " + short(snippetOf(w.src, wd)))
-			return []word{analyze(w.src, wd, ctx)}
+			return []word{w.unexpanded(wd)}
 		}
 		w.st.braceWords++
 		out = append(out, analyze(w.src, ew, ctx))
 		ctx = ctxArg
 	}
 	return out
+}
+
+// unexpanded is a word whose brace expansion was not done: known only as written.
+func (w *walker) unexpanded(wd *syntax.Word) word {
+	return word{segs: []seg{{text: snippetOf(w.src, wd), active: true}}}
+}
+
+// maxBraceNodes bounds the brace expressions in one word (expansion recurses on each).
+const maxBraceNodes = 32
+
+// braceCount is how many words a brace-split word expands to, or -1 past
+// maxBraceWords, past maxBraceNodes expressions, or for a sequence with endpoints so
+// large that counting to them could overflow. It is computed before expanding, so
+// that `{1..99999999}` or a word of a thousand braces costs nothing.
+func braceCount(wd *syntax.Word, nodes *int) int {
+	total := 1
+	for _, part := range wd.Parts {
+		br, ok := part.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		if *nodes++; *nodes > maxBraceNodes {
+			return -1
+		}
+		n := 0
+		if br.Sequence {
+			n = seqCount(br)
+		} else {
+			for _, e := range br.Elems {
+				c := braceCount(e, nodes)
+				if c < 0 {
+					return -1
+				}
+				n += c
+			}
+		}
+		if n < 0 || n > maxBraceWords {
+			return -1
+		}
+		if total *= max(n, 1); total > maxBraceWords {
+			return -1
+		}
+	}
+	return total
+}
+
+// seqCount is how many words a {x..y[..step]} sequence yields, or -1.
+func seqCount(br *syntax.BraceExp) int {
+	if len(br.Elems) < 2 {
+		return -1
+	}
+	const limit = 1 << 20
+	from, err1 := strconv.Atoi(br.Elems[0].Lit())
+	to, err2 := strconv.Atoi(br.Elems[1].Lit())
+	if err1 != nil || err2 != nil {
+		return 256 // a character range
+	}
+	if from < -limit || from > limit || to < -limit || to > limit {
+		return -1
+	}
+	step := 1
+	if len(br.Elems) > 2 {
+		s, err := strconv.Atoi(br.Elems[2].Lit())
+		if err != nil || s < -limit || s > limit {
+			return -1
+		}
+		if s < 0 {
+			s = -s
+		}
+		if s != 0 {
+			step = s
+		}
+	}
+	d := to - from
+	if d < 0 {
+		d = -d
+	}
+	return d/step + 1
 }
 
 // scan walks a word for what may hide a command — substitutions run commands,

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -72,6 +73,11 @@ func parse(src, dir string, unwrap bool) *Line {
 		st.unseen(fmt.Sprintf("over-long input (%d bytes, more than %d)", len(src), MaxSource))
 		text = text[:MaxSource]
 	}
+	if strings.Contains(text, "\x00") {
+		// Bash drops NUL bytes from what it reads, so "r\x00m" runs rm: read it so.
+		st.unseen("a NUL byte in the command")
+		text = strings.ReplaceAll(text, "\x00", "")
+	}
 	w := &walker{st: st, lang: syntax.LangBash}
 	w.script(text, "")
 	st.finish()
@@ -124,11 +130,18 @@ type walker struct {
 
 // script parses src and walks it; shell names the `-c` that gave it ("" at the top).
 func (w *walker) script(src, shell string) {
+	if strings.Contains(src, "\r") {
+		// Bash reads a carriage return as part of a word; the parser takes it for a
+		// space, and a backslash before CR LF for a line continuation, which would join
+		// the next line's command to this one. Keep the backslash escaping the CR alone.
+		w.st.unseen("a carriage return in the command")
+		src = strings.ReplaceAll(src, "\\\r\n", "\\\r\r\n")
+	}
 	if tooDeep(src) {
 		w.st.unseen("too deeply nested")
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(w.lang)).Parse(strings.NewReader(src), "")
+	f, err := parseComments(src, w.lang)
 	if err != nil {
 		if shell == "" {
 			w.st.unseen("cannot parse: " + err.Error())
@@ -143,21 +156,84 @@ func (w *walker) script(src, shell string) {
 	c.stmts(f.Stmts)
 }
 
-// tooDeep reports brackets nested deeper than maxNesting, counted without parsing
-// (quotes included), so that pathological input is refused before the parser sees it.
-func tooDeep(src string) bool {
-	depth := 0
-	for i := 0; i < len(src); i++ {
-		switch src[i] {
-		case '(', '{', '[':
-			depth++
-			if depth > maxNesting {
+// maxCommentPasses bounds the re-parses that fix comments ending in a backslash.
+const maxCommentPasses = 8
+
+// parseComments parses src as bash reads its comments. A comment runs to the end of
+// its line, a backslash in it included; the parser instead takes a backslash-newline
+// inside a comment for a line continuation, so `echo # x \` then `rm -rf ~` on the
+// next line would read as one echo. Each such backslash is replaced by a space (it
+// means nothing in a comment) and src parsed again.
+func parseComments(src string, lang syntax.LangVariant) (*syntax.File, error) {
+	for pass := 0; ; pass++ {
+		f, err := syntax.NewParser(syntax.Variant(lang), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
+		if f == nil {
+			return f, err
+		}
+		b := []byte(src)
+		fixed := false
+		syntax.Walk(f, func(n syntax.Node) bool {
+			c, ok := n.(*syntax.Comment)
+			if !ok {
 				return true
 			}
-		case ')', '}', ']':
-			if depth > 0 {
-				depth--
+			// The parser ends such a comment at the continuation, which it keeps in
+			// the text as backslash-newline.
+			if at := int(c.Hash.Offset()) + 1 + len(c.Text) - 2; strings.HasSuffix(c.Text, "\\\n") &&
+				at >= 0 && at+1 < len(b) && b[at] == '\\' && b[at+1] == '\n' {
+				b[at] = ' '
+				fixed = true
 			}
+			return true
+		})
+		if !fixed {
+			return f, err
+		}
+		if pass == maxCommentPasses {
+			return f, errors.New("too many comments ending in a backslash")
+		}
+		src = string(b)
+	}
+}
+
+// tooDeep reports parentheses and braces nested deeper than maxNesting, counted by a
+// rough scan that knows quotes but does not parse, so that pathological input is
+// refused before the parser (which slows down sharply on deep nesting) sees it.
+func tooDeep(src string) bool {
+	type open struct {
+		quoted bool // inside double quotes
+		closer byte
+	}
+	stack := []open{{}}
+	for i := 0; i < len(src); i++ {
+		top := stack[len(stack)-1]
+		c := src[i]
+		switch {
+		case c == '\\':
+			i++
+		case top.quoted && c == '"':
+			stack = stack[:len(stack)-1]
+		case top.quoted && c == '$' && i+1 < len(src) && (src[i+1] == '(' || src[i+1] == '{'):
+			i++
+			stack = append(stack, open{closer: map[byte]byte{'(': ')', '{': '}'}[src[i]]})
+		case top.quoted:
+		case c == '\'':
+			if j := strings.IndexByte(src[i+1:], '\''); j >= 0 {
+				i += j + 1
+			} else {
+				i = len(src)
+			}
+		case c == '"':
+			stack = append(stack, open{quoted: true, closer: '"'})
+		case c == '(':
+			stack = append(stack, open{closer: ')'})
+		case c == '{':
+			stack = append(stack, open{closer: '}'})
+		case (c == ')' || c == '}') && top.closer == c && len(stack) > 1:
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > maxNesting {
+			return true
 		}
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const project = "/work/project"
@@ -51,6 +52,7 @@ func TestParseCommands(t *testing.T) {
 		{src: `'if' x; "FOO=1" y`, commands: []string{"'if' x", "'FOO=1' y"}},
 		{src: `echo {a,b}c {1..3}`, commands: []string{"echo ac bc 1 2 3"}},
 		{src: `{rm,-rf,/tmp/x}`, commands: []string{"rm -rf /tmp/x"}},
+		{src: `echo {1..100000}`, commands: []string{"echo {1..100000}"}, unseen: []string{"brace expansion too large"}},
 		{src: `find . -exec rm {} \;`, commands: []string{"find . -exec rm '{}' ';'"}},
 		// Assignments are commands of their own; env prefixes stay in the text.
 		{src: "FOO=1 npm test", commands: []string{"FOO=1 npm test"}},
@@ -75,6 +77,8 @@ func TestParseCommands(t *testing.T) {
 		{src: "/usr/bin/r? -rf ~", commands: []string{"/usr/bin/r? -rf ~"}, unseen: []string{"pathname expansion in the command name"}},
 		{src: "ls !(x)", commands: []string{"ls !(x)"}, unseen: []string{"extended glob"}},
 		{src: "printf -v 'a[$(id)]' x", commands: []string{"printf -v 'a[$(id)]' x"}, unseen: []string{"array subscript"}},
+		{src: "read 'a[x]'; unset a[1]", commands: []string{"read 'a[x]'", "unset a[1]"}, unseen: []string{"array subscript in read a[x]"}},
+		{src: "printf '[%s]\\n' a[x]", commands: []string{"printf '[%s]\\n' a[x]"}},
 		{src: "declare -i n=x", commands: []string{"declare -i n=x"}, unseen: []string{"declare -i"}},
 		{src: "[[ $n -eq 1 ]]", commands: []string{"[[ $n -eq 1 ]]"}, unseen: []string{"arithmetic comparison"}},
 		// Scripts given as strings.
@@ -94,6 +98,8 @@ func TestParseCommands(t *testing.T) {
 		{src: "bash <<< 'rm -rf ~'", commands: []string{"bash", "rm -rf ~"}},
 		{src: "trap 'rm -rf ~' EXIT; git status", commands: []string{"trap 'rm -rf ~' EXIT", "rm -rf ~", "git status"}},
 		{src: "bash script.sh", commands: []string{"bash script.sh"}},
+		{src: "bash -s x <<'EOF'\nrm -rf ~\nEOF", commands: []string{"bash -s x", "rm -rf ~"}},
+		{src: "su -c 'rm -rf ~' root", commands: []string{"su -c 'rm -rf ~' root", "rm -rf ~"}},
 		// Redirections.
 		{src: "git status > /dev/null 2>&1", commands: []string{"git status"}},
 		{src: "git status 2>/dev/stderr >&2 3>&- <input", commands: []string{"git status"}},
@@ -110,6 +116,14 @@ func TestParseCommands(t *testing.T) {
 		{src: "echo x > .claude/settings.json", commands: []string{"echo x"}, unseen: []string{"inside .claude"}},
 		{src: "cd /tmp && echo x > y", commands: []string{"cd /tmp", "echo x"}, unseen: []string{"redirection to y after a change of directory"}},
 		{src: "cd sub && echo x > /work/project/y", commands: []string{"cd sub", "echo x"}},
+		// Bytes bash reads differently from the parser.
+		{src: "0\\\r\nrm -rf ~", commands: []string{"$'0\\r'", "rm -rf ~"}, unseen: []string{"a carriage return"}},
+		{src: "bash -c $'0\\\\\r\nrm -rf ~'", commands: []string{"$'0\\r'", "rm -rf ~"}, wrappers: []string{"bash -c $'0\\\\\\r\\nrm -rf ~'"}, unseen: []string{"a carriage return"}},
+		{src: "r\x00m -rf ~", commands: []string{"rm -rf ~"}, unseen: []string{"a NUL byte"}},
+		{src: "echo a # x \\\nrm -rf ~", commands: []string{"echo a", "rm -rf ~"}},
+		{src: "echo $(# x \\\nrm -rf ~\n)", commands: []string{"rm -rf ~", "echo $(# x \\\nrm -rf ~\n)"}, unseen: []string{"$(…) in an argument"}},
+		{src: strings.Repeat("# x \\\n", 20) + "rm", commands: []string{"rm"}},
+		{src: "echo a \\\nb # c", commands: []string{"echo a b"}},
 		// What cannot be read at all.
 		{src: "git status; echo \"unterminated", commands: []string{"git status"}, unseen: []string{"cannot parse: "}},
 		{src: strings.Repeat("(", 200) + "x" + strings.Repeat(")", 200), commands: []string{}, unseen: []string{"too deeply nested"}},
@@ -204,6 +218,34 @@ func TestCanonicalTextReparses(t *testing.T) {
 			if len(again.Commands) != 1 || again.Commands[0].Text != c.Text || len(again.Unseen) != 0 {
 				t.Errorf("%q: text %q reads back as %q (unseen %q)", src, c.Text, texts(again.Commands), again.Unseen)
 			}
+		}
+	}
+}
+
+// TestParseBoundedTime reads pathological 64 KiB inputs — deep nesting, long chains,
+// brace bombs, nested scripts — each well within a generous budget.
+func TestParseBoundedTime(t *testing.T) {
+	for _, unit := range []string{
+		"if ", "while ", "a && ", "a | ", "{ ", "(", "$((", "`", "\"$(", "${a[", "<(", "f() ",
+		"a<<E\n", "a{b,c}", "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}{s,t}{u,v} ",
+		"{1..1000000}", "{9223372036854775806..9223372036854775807}", "eval eval ",
+		"bash -c ", "echo \"${a:-", "[[ a && ", "case x in x) ", "\\\n", "~", "a=b ",
+		"echo *(", "a\\", ";", "x ", "'", "$'\\x41'",
+	} {
+		src := strings.Repeat(unit, MaxSource/len(unit))
+		done := make(chan struct{})
+		start := time.Now()
+		go func() {
+			Parse(src, project)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("Parse(%q × %d) still running after 20s", unit, MaxSource/len(unit))
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("Parse(%q × %d) took %v", unit, MaxSource/len(unit), d)
 		}
 	}
 }

@@ -130,7 +130,7 @@ func (c Command) canonicalWords() []string {
 		if i == 0 {
 			ctx = ctxCmdName
 		}
-		out = append(out, quoteLit(a, true, true, ctx))
+		out = append(out, quoteLit(a, true, true, ctx, ""))
 	}
 	return out
 }

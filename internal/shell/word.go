@@ -60,7 +60,7 @@ func analyze(src string, wd *syntax.Word, ctx wordCtx) word {
 	for i, part := range parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
-			w.unquotedLit(p.Value, i == 0, len(parts) == 1, ctx)
+			w.unquotedLit(p.Value, i == 0, i == len(parts)-1, ctx)
 		case *syntax.SglQuoted:
 			if !p.Dollar {
 				w.add(p.Value, false)
@@ -119,12 +119,12 @@ func (w *word) add(text string, active bool) {
 }
 
 // unquotedLit reads an unquoted literal: backslash escapes, glob characters and a
-// leading tilde prefix. first says the literal starts the word; whole, that it is all
-// of it (a tilde prefix that runs into a quoted part is not expanded).
-func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
+// leading tilde prefix. first says the literal starts the word; last, that nothing
+// follows it (a tilde prefix that runs into a quoted part is not expanded).
+func (w *word) unquotedLit(v string, first, last bool, ctx wordCtx) {
 	i := 0
 	if first {
-		i = w.tildePrefix(v, 0, whole)
+		i = w.tildePrefix(v, 0, last, ctx)
 	}
 	var lit strings.Builder
 	flush := func() {
@@ -152,16 +152,23 @@ func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
 			flush()
 			w.glob = true
 			w.add("(", true)
-		case c == '[':
-			flush()
-			if strings.IndexByte(v[i+1:], ']') >= 0 {
-				w.glob = true
+		case c == '[' && strings.IndexByte(v[i+1:], ']') >= 0:
+			// A bracket expression. Only a plain one ([a-z], [!x]) is kept as a
+			// pattern in the text; any other is written as literal text, but still
+			// counts as a glob (a command name with one is unseen).
+			w.glob = true
+			end := i + 1 + strings.IndexByte(v[i+1:], ']')
+			if plainBracket(v[i : end+1]) {
+				flush()
+				w.add(v[i:end+1], true)
+				i = end
+			} else {
+				lit.WriteByte('[')
 			}
-			w.add("[", true)
 		case c == ':' && ctx == ctxAssign && i+1 < len(v) && v[i+1] == '~':
 			lit.WriteByte(':')
 			flush()
-			i = w.tildePrefix(v, i+1, whole) - 1
+			i = w.tildePrefix(v, i+1, last, ctx) - 1
 		default:
 			lit.WriteByte(c)
 		}
@@ -170,18 +177,18 @@ func (w *word) unquotedLit(v string, first, whole bool, ctx wordCtx) {
 }
 
 // tildePrefix reads a tilde prefix starting at v[at] ('~'): the characters up to the
-// first '/' (or ':' in an assignment, or the end). It returns where reading goes on.
+// first '/' (or ':' in an assignment), or the end. It returns where reading goes on.
 // A prefix the shell would not expand (a quoted or odd character in it) is left to
 // be read as literal text.
-func (w *word) tildePrefix(v string, at int, whole bool) int {
+func (w *word) tildePrefix(v string, at int, last bool, ctx wordCtx) int {
 	if at >= len(v) || v[at] != '~' {
 		return at
 	}
 	end := at + 1
-	for end < len(v) && v[end] != '/' && v[end] != ':' {
+	for end < len(v) && v[end] != '/' && (v[end] != ':' || ctx != ctxAssign) {
 		end++
 	}
-	if end == len(v) && !whole {
+	if end == len(v) && !last {
 		return at // the prefix runs on into a quoted or expanded part: no expansion
 	}
 	for _, c := range v[at+1 : end] {
@@ -192,6 +199,23 @@ func (w *word) tildePrefix(v string, at int, whole bool) int {
 	w.tilde = true
 	w.add(v[at:end], true)
 	return end
+}
+
+// plainBracket reports a bracket expression whose set needs no quoting: [abc],
+// [a-z], [!0-9].
+func plainBracket(b string) bool {
+	set := strings.TrimPrefix(strings.TrimPrefix(b[1:len(b)-1], "!"), "^")
+	if set == "" {
+		return false
+	}
+	for i := 0; i < len(set); i++ {
+		c := set[i]
+		if !(c == '-' || c == '_' || c == '.' || c == ',' || c == ':' || c == '/' || c == '+' || c == '@' || c == '%' ||
+			c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeLits joins adjacent unquoted literals (brace expansion splits them), so that a

@@ -46,6 +46,15 @@ func (w *walker) runs(cmd Command, args []word, hasAssigns bool, redirs []*synta
 	case name == "trap":
 		w.trap(args[1:])
 	case runners[name]:
+		// su, runuser and flock run their -c command with a shell.
+		if name == "su" || name == "runuser" || name == "flock" {
+			for i := 1; i+1 < len(args); i++ {
+				if v := args[i].value(); args[i].static() && (v == "-c" || v == "--command") {
+					w.shellScript("sh", args[i:], nil)
+					return false
+				}
+			}
+		}
 		// Find the shell or eval the runner starts, and read its script.
 		for i := 1; i < len(args); i++ {
 			if !args[i].static() {
@@ -78,7 +87,7 @@ const (
 // here-string fed to a shell with no script operand.
 func (w *walker) shellScript(name string, args []word, redirs []*syntax.Redirect) wrapperKind {
 	lang := shells[name]
-	cflag, safe := false, true
+	cflag, sflag, safe := false, false, true
 	i := 0
 options:
 	for ; i < len(args); i++ {
@@ -104,6 +113,8 @@ options:
 				switch ch {
 				case 'c':
 					cflag = true
+				case 's':
+					sflag, safe = true, false // the script from stdin, operands as $1…
 				case 'o', 'O':
 					i++ // the option's name
 				case 'e', 'u', 'x', 'v', 'l', 'f', 'n':
@@ -118,7 +129,7 @@ options:
 		}
 	}
 	if !cflag {
-		if i < len(args) {
+		if i < len(args) && !sflag {
 			return notWrapper // a script file: its text is not here
 		}
 		for _, r := range redirs {
