@@ -166,7 +166,29 @@ func (p *Pattern) Denies(l *Line) bool {
 			return true
 		}
 	}
+	for _, c := range l.Commands {
+		if p.matchesUnderRunner(c) {
+			return true
+		}
+	}
 	return p.matchText(strings.TrimSpace(l.Source))
+}
+
+// matchesUnderRunner reports whether c runs, through a runner (sudo, env, nohup,
+// timeout, xargs, …), a command the pattern matches: `sudo -u root rm -rf ~` is denied by
+// `rm *`. Which of the runner's words start the inner command depends on the runner's
+// options, so every tail of its arguments is tried — a deny may over-match, never miss.
+func (p *Pattern) matchesUnderRunner(c Command) bool {
+	if len(c.Args) < 2 || !runners[baseName(c.Args[0])] {
+		return false
+	}
+	for k := 1; k < len(c.Args); k++ {
+		text, ok := Join(c.Args[k:])
+		if ok && p.MatchCommand(Command{Args: c.Args[k:], Text: text}) {
+			return true
+		}
+	}
+	return false
 }
 
 // matchText matches the pattern against text taken as it is.

@@ -211,3 +211,21 @@ func TestCompilePatternErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDeniesThroughRunners: a deny sees the command a runner starts, whatever options
+// come between.
+func TestDeniesThroughRunners(t *testing.T) {
+	p, err := CompilePattern(KindGlob, "rm *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{"sudo rm -rf ~", "sudo -u root rm -rf ~", "env FOO=1 rm -rf ~", "timeout 5 rm -rf ~",
+		"nohup nice -n 5 rm -rf ~", "find . | xargs rm -f"} {
+		if !p.Denies(Parse(src, "/repo")) {
+			t.Errorf("%q is not denied by rm *", src)
+		}
+	}
+	if p.Denies(Parse("sudo ls -la", "/repo")) {
+		t.Error("sudo ls is denied by rm *")
+	}
+}
