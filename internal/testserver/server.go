@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"testing"
 	"time"
@@ -19,6 +20,9 @@ type Server struct {
 	App *app.App
 	// DatabaseURL is the database the server runs on (to restart on the same one).
 	DatabaseURL string
+	// MetricsURL is the base of the --metrics-addr listener ("" without the flag):
+	// MetricsURL + "/metrics" is the scrape.
+	MetricsURL string
 	cancel      context.CancelFunc
 	done        chan error
 	// openapi checks every test client's /v1 traffic against the described API (nil:
@@ -81,11 +85,38 @@ func startOn(t testing.TB, ln net.Listener, dbURL string, flags []string) *Serve
 			t.Fatalf("listen: %v", err)
 		}
 	}
+	metrics, err := a.ListenMetrics()
+	if err != nil {
+		cancel()
+		t.Fatalf("metrics listener: %v", err)
+	}
 	s := &Server{URL: "http://" + ln.Addr().String(), App: a, DatabaseURL: dbURL, cancel: cancel, done: make(chan error, 1),
 		openapi: newOpenAPIValidator(t)}
+	if metrics != nil {
+		s.MetricsURL = "http://" + metrics.String()
+	}
 	go func() { s.done <- a.Serve(ctx, ln) }()
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// Scrape reads the server's /metrics from its --metrics-addr listener (the server
+// must have been started with that flag).
+func (s *Server) Scrape(t testing.TB) string {
+	t.Helper()
+	if s.MetricsURL == "" {
+		t.Fatal("Scrape: start the server with --metrics-addr 127.0.0.1:0")
+	}
+	resp, err := http.Get(s.MetricsURL + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape /metrics: %d %v", resp.StatusCode, err)
+	}
+	return string(body)
 }
 
 // Stop shuts the server down gracefully and closes its database. Safe to call twice.
