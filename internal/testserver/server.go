@@ -41,6 +41,13 @@ func Start(t testing.TB, dbURL string, flags ...string) *Server {
 	return start(t, dbURL, append([]string{"--session-secret", TestSessionSecret}, flags...))
 }
 
+// StartLogged is Start with the server's log written to logw (a test reads what the
+// server logs); the writer must be safe for concurrent writes.
+func StartLogged(t testing.TB, dbURL string, logw io.Writer, flags ...string) *Server {
+	t.Helper()
+	return startLogged(t, nil, dbURL, logw, append([]string{"--session-secret", TestSessionSecret}, flags...))
+}
+
 // StartWithoutSessionSecret is Start without --session-secret, so the server uses the
 // secret generated once and kept in the database (as `gatehouse serve` does when none
 // is configured).
@@ -63,14 +70,19 @@ func start(t testing.TB, dbURL string, flags []string) *Server {
 
 func startOn(t testing.TB, ln net.Listener, dbURL string, flags []string) *Server {
 	t.Helper()
+	var logw io.Writer = io.Discard
+	if os.Getenv("GATEHOUSE_TEST_LOG") != "" {
+		logw = os.Stderr
+	}
+	return startLogged(t, ln, dbURL, logw, flags)
+}
+
+func startLogged(t testing.TB, ln net.Listener, dbURL string, logw io.Writer, flags []string) *Server {
+	t.Helper()
 	args := append([]string{"--database-url", dbURL, "--addr", "127.0.0.1:0"}, flags...)
 	cfg, err := config.Load("test", args, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatalf("config: %v", err)
-	}
-	var logw io.Writer = io.Discard
-	if os.Getenv("GATEHOUSE_TEST_LOG") != "" {
-		logw = os.Stderr
 	}
 	log := slog.New(slog.NewTextHandler(logw, nil))
 	ctx, cancel := context.WithCancel(context.Background())
