@@ -23,8 +23,8 @@ type Server struct {
 	// MetricsURL is the base of the --metrics-addr listener ("" without the flag):
 	// MetricsURL + "/metrics" is the scrape.
 	MetricsURL string
-	cancel      context.CancelFunc
-	done        chan error
+	cancel     context.CancelFunc
+	done       chan error
 	// openapi checks every test client's /v1 traffic against the described API (nil:
 	// switched off with GATEHOUSE_VALIDATE_OPENAPI=off).
 	openapi *openAPIValidator
