@@ -151,6 +151,7 @@ func New(d Deps) *echo.Echo {
 	if d.BodyReadTimeout > 0 {
 		e.Use(s.readBodyWithin(d.BodyReadTimeout))
 	}
+	e.Use(s.storableInput)
 
 	e.GET("/healthz", s.healthz)
 	if d.Metrics != nil && d.MetricsToken != "" {
