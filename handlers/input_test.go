@@ -112,7 +112,7 @@ func TestUnstorableTextIsA400OnEveryRoute(t *testing.T) {
 			"auth none": testserver.Start(t, db.NewURL(t), "--metrics-token", strings.Repeat("m", 32)),
 			"auth oidc": testserver.StartOIDC(t, db.NewURL(t), provider),
 		}
-		hc := &http.Client{Timeout: 2 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		hc := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		for mode, srv := range servers {
 			ids := map[string]string{"sid": "conv_" + strings.Repeat("0", 32), "eid": "elicit_" + strings.Repeat("0", 32),
 				"id": "x", "token": "x"}
