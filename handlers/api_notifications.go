@@ -73,19 +73,20 @@ func (s *Server) listDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := svc.Deliveries(ctx, row.ID)
+	out, err := svc.Deliveries(ctx, userOf(c), row.ID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"notifications": out})
 }
 
-// deliveryRows is the Notifications panel of the given prompts (none without notify).
-func (s *Server) deliveryRows(ctx context.Context, eids ...string) ([]views.DeliveryRow, error) {
+// deliveryRows is the Notifications panel of the given prompts as viewer sees it (none
+// without notify).
+func (s *Server) deliveryRows(ctx context.Context, viewer string, eids ...string) ([]views.DeliveryRow, error) {
 	if s.notify == nil || len(eids) == 0 {
 		return nil, nil
 	}
-	ds, err := s.notify.Deliveries(ctx, eids...)
+	ds, err := s.notify.Deliveries(ctx, viewer, eids...)
 	if err != nil {
 		return nil, err
 	}

@@ -145,7 +145,7 @@ func TestBadInputIsA4xxEnvelope(t *testing.T) {
 		cases = append(cases,
 			tc{"permission NUL user", http.MethodPut, perms, jsonCT, `{"user":"b` + nul + `ob","level":"read"}`, 400, "invalid_input"},
 			tc{"delete permission NUL user", http.MethodDelete, perms + "?user=b%00ob", "", "", 400, "invalid_input"},
-			tc{"delete permission invalid UTF-8 user", http.MethodDelete, perms + "?user=b%FFob", "", "", 404, "not_found"},
+			tc{"delete permission invalid UTF-8 user", http.MethodDelete, perms + "?user=b%FFob", "", "", 400, "invalid_input"},
 		)
 
 		// Permissions.

@@ -114,7 +114,7 @@ func (s *Server) checkCSRFToken(c echo.Context, got, from string) error {
 	want, _ := b.sess.Values[keyCSRF].(string)
 	owner, _ := b.sess.Values[keyCSRFUser].(string)
 	if want == "" || got == "" || owner != userOf(c) || !hmac.Equal([]byte(got), []byte(want)) {
-		s.log.Warn("csrf check failed", "request_id", requestID(c), "path", c.Request().URL.Path,
+		s.log.Warn("csrf check failed", "request_id", requestID(c), "path", logPath(c.Request()),
 			"has_cookie_token", want != "", "token_from", from, "has_token", got != "")
 		return errs.Forbidden(errCSRFMessage)
 	}

@@ -109,7 +109,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	if status >= 500 {
 		s.log.Error("request failed", "request_id", requestID(c), "method", c.Request().Method,
-			"path", c.Request().URL.Path, "err", err)
+			"path", logPath(c.Request()), "err", err)
 	}
 	var werr error
 	switch {

@@ -23,8 +23,9 @@ import (
 type hookPark struct {
 	level  auth.Level
 	prompt elicit.Prompt
-	// answer turns a human verdict into the body the agent reads.
-	answer func(r elicit.Result) any
+	// answer turns a verdict into the body the agent reads; by is who gave it (a deny
+	// without feedback names them: models.DeniedMessage).
+	answer func(r elicit.Result, by string) any
 	// noVerdict is the body when the wait ends without a verdict; nil is an empty 200.
 	noVerdict any
 	// immediate, when set, is answered at once without parking.
@@ -178,7 +179,7 @@ func (h *hookPark) await(ctx context.Context, w *elicit.Waiter) (v elicit.Verdic
 	}
 	if v.Status == models.StatusExpired {
 		if h.onTimeout != nil {
-			return v, h.answer(*h.onTimeout), nil
+			return v, h.answer(*h.onTimeout, ""), nil
 		}
 		if h.ownWait && h.timedOut != nil {
 			return v, h.timedOut, nil
@@ -187,7 +188,15 @@ func (h *hookPark) await(ctx context.Context, w *elicit.Waiter) (v elicit.Verdic
 	if !v.Decided() {
 		return v, h.noVerdict, nil
 	}
-	return v, h.answer(v.Result), nil
+	return v, h.answer(v.Result, resolvedBy(v.Row)), nil
+}
+
+// resolvedBy is who decided a row ("" when it does not say).
+func resolvedBy(row *models.Elicitation) string {
+	if row == nil || row.ResolvedBy == nil {
+		return ""
+	}
+	return *row.ResolvedBy
 }
 
 // answerNow sends a parked request's answer and flushes it, so the agent has it before
@@ -227,7 +236,7 @@ func (s *Server) applyRules(c echo.Context, h *hookPark) (answered bool, err err
 	}
 	if applied.Verdict != nil {
 		if applied.Verdict.Decided() {
-			h.immediate = h.answer(applied.Verdict.Result)
+			h.immediate = h.answer(applied.Verdict.Result, resolvedBy(applied.Verdict.Row))
 		}
 		return true, nil
 	}

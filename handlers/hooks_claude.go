@@ -177,7 +177,9 @@ func decodeClaude(ev claudeEvent, body []byte) (*claude.Payload, error) {
 // Code's hook format.
 func claudePark(ev claudeEvent, sess *models.Session, level auth.Level, p *claude.Payload) *hookPark {
 	h := &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: p.ElicitationID, Origin: ev.origin, Params: ev.params(p)},
-		answer: func(r elicit.Result) any { return ev.answer(p, claude.Verdict{Action: r.Action, Content: r.Content}) }}
+		answer: func(r elicit.Result, by string) any {
+			return ev.answer(p, claude.Verdict{Action: r.Action, Content: r.Content, By: by})
+		}}
 	if ev.origin != models.OriginClaudeElicit {
 		h.subject = &rules.Subject{Tool: p.ToolName, Input: p.Input(), Cwd: p.Cwd}
 	}

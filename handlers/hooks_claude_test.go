@@ -74,9 +74,9 @@ func TestClaudePreToolUseVerdicts(t *testing.T) {
 		{"deny with feedback", "Bash", "decline", map[string]any{"command": "rm -rf /"}, map[string]any{"feedback": "use a temp dir instead"},
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"use a temp dir instead"}}`},
 		{"deny", "Edit", "decline", map[string]any{"file_path": "/etc/hosts"}, nil,
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Rejected in Gatehouse"}}`},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Denied by local in Gatehouse."}}`},
 		{"cancel", "Bash", "cancel", map[string]any{"command": "ls"}, nil,
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Cancelled in Gatehouse"}}`},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Denied by local in Gatehouse."}}`},
 		{"ask user question", "AskUserQuestion", "accept", askUserQuestionInput(),
 			map[string]any{"Which database should the worker target?": "postgres"},
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"Approved in Gatehouse",` +

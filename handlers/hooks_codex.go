@@ -68,7 +68,9 @@ func (s *Server) prepareCodex(c echo.Context) (*hookPark, error) {
 		}
 	}
 	h := &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: eid, Origin: models.OriginCodex, Params: params},
-		answer: func(r elicit.Result) any {
+		// The app-server's answers have no place for a message: a decline is
+		// {"decision":"decline"} (or its method's equivalent) and nothing else.
+		answer: func(r elicit.Result, _ string) any {
 			if r.Action == elicit.ActionDecline {
 				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
 			}

@@ -56,7 +56,9 @@ func (s *Server) prepareCodexCLI(c echo.Context) (*hookPark, error) {
 	prompt := elicit.Prompt{Session: sess, ID: ids.Deterministic(codexcli.IDPrefix, p.Key(sess.ID)),
 		Origin: codexcli.Origin, Params: p.Params()}
 	h := &hookPark{level: level, prompt: prompt,
-		answer:  func(r elicit.Result) any { return p.Answer(codexcli.Verdict{Action: r.Action, Content: r.Content}) },
+		answer: func(r elicit.Result, by string) any {
+			return p.Answer(codexcli.Verdict{Action: r.Action, Content: r.Content, By: by})
+		},
 		subject: &rules.Subject{Tool: p.ToolName, Input: p.Input(), Cwd: p.Cwd}}
 	return h, nil
 }

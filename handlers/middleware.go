@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
@@ -69,7 +70,20 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 // requestLine is a request's attributes in its access log line.
 func requestLine(c echo.Context) []any {
 	r := c.Request()
-	return []any{"request_id", requestID(c), "method", r.Method, "path", r.URL.Path}
+	return []any{"request_id", requestID(c), "method", r.Method, "path", logPath(r)}
+}
+
+// actionPrefix starts the path of an action link, whose last segment is its token.
+const actionPrefix = "/act/"
+
+// logPath is a request's path as every log line shows it: an action link's token —
+// the credential itself, good for a decision until it expires — is replaced by "…",
+// so that whoever reads the logs cannot answer prompts with it.
+func logPath(r *http.Request) string {
+	if strings.HasPrefix(r.URL.Path, actionPrefix) {
+		return actionPrefix + "…"
+	}
+	return r.URL.Path
 }
 
 // logRequest writes a request's access log line (line: requestLine): a 5xx at warn,
@@ -144,7 +158,7 @@ func (s *Server) checkHost(g *auth.HostGuard) echo.MiddlewareFunc {
 				return next(c)
 			}
 			s.log.Warn("refused request for a foreign host name (DNS rebinding?)", "request_id", requestID(c),
-				"host", truncateRunes(r.Host, 100), "path", r.URL.Path)
+				"host", truncateRunes(r.Host, 100), "path", logPath(r))
 			return errs.Forbidden("Gatehouse does not answer to the host name %q. Open it at its listen address, "+
 				"or set --public-url to the address you use.", truncateRunes(r.Host, 100))
 		}
@@ -176,7 +190,7 @@ func (s *Server) readBodyWithin(d time.Duration) echo.MiddlewareFunc {
 			_ = rc.SetReadDeadline(time.Time{})
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				s.log.Warn("request body too slow", "request_id", requestID(c), "path", r.URL.Path,
+				s.log.Warn("request body too slow", "request_id", requestID(c), "path", logPath(r),
 					"read_bytes", len(body), "within", d)
 				c.Response().Header().Set(echo.HeaderConnection, "close")
 				return echo.NewHTTPError(http.StatusRequestTimeout, "the request body did not arrive within "+d.String())

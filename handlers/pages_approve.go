@@ -210,7 +210,7 @@ func (s *Server) approveData(c echo.Context, sess *models.Session, eid string) (
 			d.RuleOffer.CanGlobal = s.rules.MayMakeGlobal(userOf(c))
 		}
 	}
-	if d.Deliveries, err = s.deliveryRows(ctx, row.ID); err != nil {
+	if d.Deliveries, err = s.deliveryRows(ctx, userOf(c), row.ID); err != nil {
 		return d, nil, err
 	}
 	if onTimeout, ok := params.All["on_timeout"].(string); ok && row.IsPending() {

@@ -89,7 +89,7 @@ func (s *Server) sessionData(c echo.Context) (views.SessionPage, error) {
 	for _, it := range ov.Recent {
 		eids = append(eids, it.Row.ID)
 	}
-	if d.Deliveries, err = s.deliveryRows(ctx, eids...); err != nil {
+	if d.Deliveries, err = s.deliveryRows(ctx, userOf(c), eids...); err != nil {
 		return views.SessionPage{}, err
 	}
 	return d, nil

@@ -52,7 +52,7 @@ func (s *Server) evaluatePolicies(c echo.Context) error {
 		}
 		h := &hookPark{level: level, prompt: ask.Prompt, noVerdict: evaluate.NoVerdict, timedOut: evaluate.TimedOut,
 			ownWait: ask.OwnWait, onTimeout: ask.OnTimeout,
-			answer: func(r elicit.Result) any { return evaluate.Decided(r) }}
+			answer: func(r elicit.Result, _ string) any { return evaluate.Decided(r) }}
 		if phase == policy.PhaseToolCall {
 			name, _ := data["name"].(string)
 			args, _ := data["arguments"].(map[string]any)

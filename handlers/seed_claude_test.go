@@ -240,10 +240,10 @@ func TestClaudePermissionRequestShapes(t *testing.T) {
 			if d["message"] != "write to ./tmp instead" {
 				t.Fatalf("deny = %v", d)
 			}
-			// Blank feedback adds no message.
+			// Blank feedback: the message names who denied (SPEC §6.1).
 			parked, ev = corePark(t, c, st, sid, testserver.ClaudeBody("Write", map[string]any{"file_path": "/x"}))
 			coreMustResolve(t, c, sid, ev["elicitation_id"].(string), map[string]any{"action": "cancel", "content": map[string]any{"feedback": "   "}})
-			if d := coreWantBehavior(t, parked, "deny"); len(d) != 1 {
+			if d := coreWantBehavior(t, parked, "deny"); len(d) != 2 || d["message"] != "Denied by local in Gatehouse." {
 				t.Fatalf("deny with blank feedback = %v", d)
 			}
 		})

@@ -64,8 +64,8 @@ func TestSeedResolveURLDeclineRoundTrip(t *testing.T) {
 
 		coreMustResolve(t, c, sid, eid, map[string]any{"action": "decline"})
 		d := coreWantBehavior(t, parked, "deny")
-		if len(d) != 1 {
-			t.Fatalf("plain decline carries extra keys: %v", d)
+		if len(d) != 2 || d["message"] != "Denied by local in Gatehouse." {
+			t.Fatalf("plain decline = %v, want only the deny and its message naming who denied", d)
 		}
 		coreWaitResolved(t, st, eid)
 	})

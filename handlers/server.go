@@ -46,8 +46,11 @@ type Deps struct {
 	MCP *mcpproxy.Proxy
 	// PublicURL is the absolute base of links (--public-url); empty: the request's own.
 	PublicURL string
-	// Metrics serves /metrics (Prometheus text format).
-	Metrics http.Handler
+	// Metrics serves /metrics (Prometheus text format) on this listener to callers
+	// that send MetricsToken as a bearer credential; nil, or no token: no /metrics
+	// here (internal/app serves it on --metrics-addr).
+	Metrics      http.Handler
+	MetricsToken string
 	// Evaluate is the policy-evaluation use case (§6.3).
 	Evaluate *evaluate.Service
 	// Inbox answers the browser pages' cross-session questions.
@@ -152,10 +155,11 @@ func New(d Deps) *echo.Echo {
 	if d.BodyReadTimeout > 0 {
 		e.Use(s.readBodyWithin(d.BodyReadTimeout))
 	}
+	e.Use(s.storableInput)
 
 	e.GET("/healthz", s.healthz)
-	if d.Metrics != nil {
-		e.GET("/metrics", echo.WrapHandler(d.Metrics))
+	if d.Metrics != nil && d.MetricsToken != "" {
+		e.GET("/metrics", echo.WrapHandler(d.Metrics), metricsBearer(d.MetricsToken))
 	}
 
 	// The described API (api/openapi.yaml): readable without an identity, it holds no data.

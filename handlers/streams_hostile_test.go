@@ -17,14 +17,11 @@ import (
 // which streams used to notice.
 const revokeWithin = 3 * time.Second
 
-// metricValue reads one unlabelled sample from /metrics.
-func metricValue(t *testing.T, c *testserver.Client, name string) float64 {
+// metricValue reads one unlabelled sample from /metrics (the server runs with
+// --metrics-addr).
+func metricValue(t *testing.T, srv *testserver.Server, name string) float64 {
 	t.Helper()
-	r := c.Do(t, http.MethodGet, "/metrics", nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("/metrics: %d", r.Status)
-	}
-	sc := bufio.NewScanner(strings.NewReader(string(r.Body)))
+	sc := bufio.NewScanner(strings.NewReader(srv.Scrape(t)))
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
@@ -57,7 +54,7 @@ func revoke(t *testing.T, owner *testserver.Client, sid, user string) {
 // live inbox nothing — not one inbox build — while one in his own tree costs one.
 func TestInboxStreamIgnoresOtherTrees(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
-		srv := testserver.Start(t, db.NewURL(t), "--auth", "header")
+		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--metrics-addr", "127.0.0.1:0")
 		alice, bob := srv.Client("alice@example.com"), srv.Client("bob@example.com")
 		alpha := alice.CreateSession(t, alice.CreateAgent(t), "", "alpha")
 		worker := alice.CreateSession(t, alice.CreateAgent(t), alpha, "alpha-worker")
@@ -66,7 +63,7 @@ func TestInboxStreamIgnoresOtherTrees(t *testing.T) {
 
 		st := bob.OpenStream(t, "/inbox/events")
 		st.WaitFor(t, "inbox", 10*time.Second)
-		before := metricValue(t, bob, "gatehouse_inbox_loads_total")
+		before := metricValue(t, srv, "gatehouse_inbox_loads_total")
 		const n = 20
 		for i := range n {
 			sid := alpha
@@ -82,7 +79,7 @@ func TestInboxStreamIgnoresOtherTrees(t *testing.T) {
 		if ids := cardIDs(fragment(t, f)); len(ids) != 1 || ids[0] != mine {
 			t.Fatalf("bob's inbox = %v, want just %s", ids, mine)
 		}
-		if got := metricValue(t, bob, "gatehouse_inbox_loads_total") - before; got != 1 {
+		if got := metricValue(t, srv, "gatehouse_inbox_loads_total") - before; got != 1 {
 			t.Fatalf("%d prompts in trees bob cannot decide in, then one in his: %v inbox builds, want 1", n, got)
 		}
 	})
@@ -93,12 +90,12 @@ func TestInboxStreamIgnoresOtherTrees(t *testing.T) {
 // last frame still shows them all.
 func TestInboxStreamPacesBursts(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
-		srv := testserver.Start(t, db.NewURL(t), "--auth", "header")
+		srv := testserver.Start(t, db.NewURL(t), "--auth", "header", "--metrics-addr", "127.0.0.1:0")
 		alice := srv.Client("alice@example.com")
 		sid := alice.CreateSession(t, alice.CreateAgent(t), "", "alpha")
 		st := alice.OpenStream(t, "/inbox/events")
 		st.WaitFor(t, "inbox", 10*time.Second)
-		before := metricValue(t, alice, "gatehouse_inbox_loads_total")
+		before := metricValue(t, srv, "gatehouse_inbox_loads_total")
 
 		const n = 40
 		start := time.Now()
@@ -122,7 +119,7 @@ func TestInboxStreamPacesBursts(t *testing.T) {
 			}
 		}
 		elapsed := time.Since(start)
-		builds := metricValue(t, alice, "gatehouse_inbox_loads_total") - before
+		builds := metricValue(t, srv, "gatehouse_inbox_loads_total") - before
 		bound := float64(elapsed/stream.RenderEvery) + 2
 		t.Logf("%d prompts over %s: %d frames, %v inbox builds (bound %v)", n, elapsed, frames, builds, bound)
 		if builds > bound || builds >= n {

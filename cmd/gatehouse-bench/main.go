@@ -214,7 +214,7 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 	f, p := cmp.durCells(hz50, func(b *baselineFigures) time.Duration { return percentile(b.Healthz, 50) })
 	t.vs(db, "healthz round trip p50 (baseline)", fmtDur(hz50), f, p, "—", "—")
 
-	commitBefore, _ := scrapeHistogram(hc, srv.URL, commitHistogram)
+	commitBefore, _ := scrapeHistogram(hc, srv.MetricsURL, commitHistogram)
 	lat, park, err := gatehouseResolveLatency(hc, srv.URL, sid, iters, nil)
 	if err != nil {
 		t.note(db, "resolve latency: "+err.Error())
@@ -240,7 +240,7 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 				"faster at p50 and p99: not measured (no peer)")
 		}
 		if !met50 || !met99 || !ahead {
-			commitAfter, _ := scrapeHistogram(hc, srv.URL, commitHistogram)
+			commitAfter, _ := scrapeHistogram(hc, srv.MetricsURL, commitHistogram)
 			t.note(db, "why resolve → hook answered missed: "+whyResolve(commitBefore, commitAfter, pp, func() error {
 				_, _, err := gatehouseResolveLatency(hc, srv.URL, sid, profiledResolves, nil)
 				return err
@@ -298,18 +298,24 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 // person configures a channel. The fan-out measurement holds thousands of streams as
 // one person, far past the per-person cap meant for people. --pprof-addr: when a
 // target is missed, the bench profiles the server to say what the time or memory
-// went to.
+// went to. --metrics-addr: the bench reads the server's gauges and histograms there
+// (srv.MetricsURL); the API's address serves no /metrics.
 func startGatehouse(bin, url string, subs int) (*proc, *pprofClient, error) {
 	pprofAddr, err := freeAddr()
 	if err != nil {
 		return nil, nil, err
 	}
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, nil, err
+	}
 	srv, err := startProc(bin, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json", "--notify-allow-private",
-		"--max-streams-per-user", strconv.Itoa(max(subs+64, 32)), "--pprof-addr", pprofAddr},
+		"--max-streams-per-user", strconv.Itoa(max(subs+64, 32)), "--pprof-addr", pprofAddr, "--metrics-addr", metricsAddr},
 		[]string{"GATEHOUSE_SESSION_SECRET=" + strings.Repeat("b", 32)})
 	if err != nil {
 		return nil, nil, err
 	}
+	srv.MetricsURL = "http://" + metricsAddr
 	return srv, &pprofClient{base: "http://" + pprofAddr, hc: newHTTP(4)}, nil
 }
 

@@ -161,7 +161,7 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 	if err != nil {
 		return capacityResult{}, err
 	}
-	runtimeBefore := runtimeGauges(hc, base)
+	runtimeBefore := runtimeGauges(hc, p.MetricsURL)
 	ids := make([]string, n)
 	results := make([]string, n)
 	var wg sync.WaitGroup
@@ -182,8 +182,8 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 	// pending gauge) — with a deadline.
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		parked, err := gauge(hc, base, "gatehouse_parked_waiters")
-		stored, err2 := gauge(hc, base, "gatehouse_elicitations_pending")
+		parked, err := gauge(hc, p.MetricsURL, "gatehouse_parked_waiters")
+		stored, err2 := gauge(hc, p.MetricsURL, "gatehouse_elicitations_pending")
 		if err == nil && err2 == nil && parked >= float64(n) && stored >= float64(n) {
 			break
 		}
@@ -197,7 +197,7 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 		return capacityResult{}, err
 	}
 	res := capacityResult{Parked: n, KiBPerParked: float64(after-before) / float64(n)}
-	res.Why = whyMemory(runtimeBefore, runtimeGauges(hc, base), pp, n)
+	res.Why = whyMemory(runtimeBefore, runtimeGauges(hc, p.MetricsURL), pp, n)
 	// Resolve all.
 	var rw sync.WaitGroup
 	work := make(chan int)

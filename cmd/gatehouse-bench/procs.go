@@ -21,6 +21,8 @@ import (
 type proc struct {
 	cmd *exec.Cmd
 	URL string
+	// MetricsURL is where a Gatehouse server's /metrics is read (--metrics-addr).
+	MetricsURL string
 	// exited, when set, is closed once the process has been waited for (by whoever
 	// started it); stop then waits on it instead of calling Wait again.
 	exited   chan struct{}

@@ -100,6 +100,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}
 		log.Info("runtime profiles", "url", "http://"+addr.String()+"/debug/pprof/")
 	}
+	if addr, err := a.ListenMetrics(); err != nil {
+		log.Error("metrics listen failed", "addr", cfg.MetricsAddr, "err", err)
+		return 1
+	} else if addr != nil {
+		log.Info("metrics", "url", "http://"+addr.String()+"/metrics")
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		log.Error("listen failed", "addr", cfg.Addr, "err", err)

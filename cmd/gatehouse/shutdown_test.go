@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -52,7 +53,8 @@ func TestSIGTERMKeepsPromptsForTheNextProcess(t *testing.T) {
 		}
 		t.Logf("SIGTERM → exit took %s", time.Since(signalled).Round(time.Millisecond))
 
-		second := startServe(t, dbURL, "--disconnect-grace", "3s")
+		metricsAddr := freeLoopbackAddr(t)
+		second := startServe(t, dbURL, "--disconnect-grace", "3s", "--metrics-addr", metricsAddr)
 		c = second.Client()
 		watch := c.OpenStream(t, "/v1/sessions/"+sid+"/stream")
 		watch.WaitHeartbeat(t)
@@ -70,7 +72,7 @@ func TestSIGTERMKeepsPromptsForTheNextProcess(t *testing.T) {
 		}
 		// Re-parked first (the lease is renewed on this process), decided after.
 		back := c.ParkAsync(hookPath, claudeHookWithID(1, eids[1]))
-		waitAttached(t, c, sid, eids[1])
+		waitAttached(t, "http://"+metricsAddr, eids[1])
 		if r := c.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eids[1]+"/resolve", map[string]any{"action": "decline"}); r.Status != http.StatusAccepted {
 			t.Fatalf("resolve: %d %s", r.Status, r.Body)
 		}
@@ -148,12 +150,17 @@ func decisionOf(t *testing.T, r *testserver.Response) string {
 // waitAttached waits until a re-parked hook is attached: its prompt's lease was
 // renewed by the client coming back (the API shows it as pending either way, so the
 // test watches the parked-waiters gauge instead).
-func waitAttached(t *testing.T, c *testserver.Client, sid, eid string) {
+func waitAttached(t *testing.T, metricsURL, eid string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		r := c.Do(t, http.MethodGet, "/metrics", nil)
-		if containsLine(string(r.Body), "gatehouse_parked_waiters 1") {
+		resp, err := http.Get(metricsURL + "/metrics")
+		if err != nil {
+			t.Fatalf("scrape: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if containsLine(string(body), "gatehouse_parked_waiters 1") {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -63,6 +63,9 @@ type App struct {
 	held *held.Set
 	// checkpoints takes the daily signed checkpoint of the audit chain's head.
 	checkpoints *audit.Checkpointer
+	// metrics serves /metrics; metricsLn is --metrics-addr's listener once open.
+	metrics   http.Handler
+	metricsLn net.Listener
 }
 
 // New opens the database, applies migrations and builds the handlers.
@@ -204,6 +207,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Ping:            func(r *http.Request) error { return health(r, st, pg) },
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		Metrics:         m.Handler(),
+		MetricsToken:    cfg.MetricsToken,
 		Runner:          run,
 		Evaluate:        evaluate.New(policies, cfg.ElicitationMode == mcp.ModeURL).WithMaxWait(cfg.ElicitationTimeout),
 		MCP:             proxy,
@@ -223,7 +227,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Held:            hold,
 	})
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus,
-		upstreams: pool, notify: notifier, held: hold, checkpoints: newCheckpointer(ctx, cfg, st, secret, log)}, nil
+		upstreams: pool, notify: notifier, held: hold, checkpoints: newCheckpointer(ctx, cfg, st, secret, log),
+		metrics: m.Handler()}, nil
 }
 
 // health is /healthz's check: the database answers and, on Postgres, the LISTEN
@@ -271,9 +276,53 @@ func sessionSecret(ctx context.Context, cfg *config.Config, st *store.Store, log
 	return secret, nil
 }
 
-// Serve answers HTTP on ln until ctx ends, then shuts down gracefully: parked requests
-// get their "no verdict" answer, in-flight requests finish, all within 10 s.
+// ListenMetrics opens --metrics-addr's listener, which Serve then serves /metrics on,
+// and returns its address; nil when --metrics-addr is empty. Serve opens it itself if
+// nobody did; calling this first tells the caller the port chosen for ":0".
+func (a *App) ListenMetrics() (net.Addr, error) {
+	if a.Config.MetricsAddr == "" {
+		return nil, nil
+	}
+	if a.metricsLn == nil {
+		ln, err := net.Listen("tcp", a.Config.MetricsAddr)
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
+		a.metricsLn = ln
+	}
+	return a.metricsLn.Addr(), nil
+}
+
+// serveMetrics serves /metrics alone on --metrics-addr (nil when off): a listener of
+// its own, so the figures can stay on a network only the scraper reaches while the API
+// faces the users. The caller shuts it down with the main server.
+func (a *App) serveMetrics() (*http.Server, error) {
+	if _, err := a.ListenMetrics(); err != nil || a.metricsLn == nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	ln := a.metricsLn
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.Log.Error("metrics listener stopped", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	return srv, nil
+}
+
+// Serve answers HTTP on ln (and /metrics on --metrics-addr) until ctx ends, then shuts
+// down gracefully: parked requests get their "no verdict" answer, in-flight requests
+// finish, all within 10 s; the metrics listener closes with it.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	metricsSrv, err := a.serveMetrics()
+	if err != nil {
+		return err
+	}
+	if metricsSrv != nil {
+		defer metricsSrv.Close()
+	}
 	// Request contexts end once shutdown has answered the parked requests, so
 	// long-lived responses (SSE streams) close instead of holding Shutdown until its
 	// deadline; their clients reconnect elsewhere.
@@ -371,9 +420,13 @@ func (a *App) sweep(ctx context.Context) {
 	}
 }
 
-// Close stops the bus listener, reaps upstream MCP servers and releases the database.
+// Close stops the bus listener, reaps upstream MCP servers and releases the database
+// (and the metrics listener, if ListenMetrics opened it and Serve never ran).
 func (a *App) Close() error {
 	a.stopBus()
+	if a.metricsLn != nil {
+		_ = a.metricsLn.Close() // already closed when Serve ran
+	}
 	if a.upstreams != nil {
 		if err := a.upstreams.Close(); err != nil {
 			a.Log.Warn("close upstream MCP servers", "err", err)

@@ -18,7 +18,12 @@ type Config struct {
 	Addr string
 	// PprofAddr, when set, serves Go's runtime profiles (net/http/pprof) on a listener
 	// of their own — never on Addr, where they would be open to every client.
-	PprofAddr          string
+	PprofAddr string
+	// MetricsAddr, when set, serves /metrics on a listener of its own; MetricsToken,
+	// when set, also serves it on Addr to callers that send it as a bearer token.
+	// Neither: no /metrics at all (the figures are not for every client of the API).
+	MetricsAddr        string
+	MetricsToken       string
 	DatabaseURL        string
 	Auth               string
 	AuthHeader         string
@@ -96,6 +101,8 @@ type setting struct {
 var settings = []setting{
 	{"addr", "GATEHOUSE_ADDR", "127.0.0.1:8080", "listen address"},
 	{"pprof-addr", "GATEHOUSE_PPROF_ADDR", "", "listen address for Go's runtime profiles (/debug/pprof/); empty: off. Keep it on loopback"},
+	{"metrics-addr", "GATEHOUSE_METRICS_ADDR", "", "listen address for Prometheus metrics (/metrics) on a listener of their own; empty: off"},
+	{"metrics-token", "GATEHOUSE_METRICS_TOKEN", "", "serve /metrics on --addr too, to requests with Authorization: Bearer <this token> (≥ 32 characters); empty: not on --addr"},
 	{"database-url", "GATEHOUSE_DATABASE_URL", "sqlite://./data/gatehouse.db", "sqlite://PATH or postgres://…"},
 	{"auth", "GATEHOUSE_AUTH", "none", "none (single user 'local'), header (identity from a trusted proxy) or oidc (sign-in with an OpenID Connect provider)"},
 	{"auth-header", "GATEHOUSE_AUTH_HEADER", "X-Forwarded-Email", "identity header in header mode"},
@@ -159,7 +166,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	get := func(k string) string { return strings.TrimSpace(*vals[k]) }
 	c := &Config{
-		Addr: get("addr"), PprofAddr: get("pprof-addr"), DatabaseURL: get("database-url"), Auth: get("auth"), AuthHeader: get("auth-header"),
+		Addr: get("addr"), PprofAddr: get("pprof-addr"), MetricsAddr: get("metrics-addr"), MetricsToken: get("metrics-token"), DatabaseURL: get("database-url"), Auth: get("auth"), AuthHeader: get("auth-header"),
 		ElicitationMode: get("elicitation-mode"), PublicURL: strings.TrimRight(get("public-url"), "/"),
 		RunnerURL: strings.TrimRight(get("runner-url"), "/"), PolicyFile: get("policy-file"), MCPServers: get("mcp-servers"),
 		SessionSecret: get("session-secret"), LogFormat: get("log-format"),
@@ -278,6 +285,9 @@ func (c *Config) validate() error {
 	}
 	if (c.SlackBotToken == "") != (c.SlackSigningSecret == "") {
 		return fmt.Errorf("notifications to Slack need both --slack-bot-token and --slack-signing-secret")
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 32 {
+		return fmt.Errorf("--metrics-token must be at least 32 characters")
 	}
 	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
 		return fmt.Errorf("--session-secret must be at least 32 characters")

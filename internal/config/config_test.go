@@ -235,3 +235,27 @@ func TestPerPersonLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsListenerAndToken: /metrics is off unless --metrics-addr or --metrics-token
+// (or their environment twins) name where and to whom; a short token is refused.
+func TestMetricsListenerAndToken(t *testing.T) {
+	c, err := Load("test", nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MetricsAddr != "" || c.MetricsToken != "" {
+		t.Fatalf("metrics default to addr %q token %q, want both off", c.MetricsAddr, c.MetricsToken)
+	}
+	token := strings.Repeat("m", 32)
+	c, err = Load("test", nil, env(map[string]string{"GATEHOUSE_METRICS_ADDR": "127.0.0.1:9090", "GATEHOUSE_METRICS_TOKEN": token}), io.Discard)
+	if err != nil || c.MetricsAddr != "127.0.0.1:9090" || c.MetricsToken != token {
+		t.Fatalf("from env: %v, addr %q token %q", err, c.MetricsAddr, c.MetricsToken)
+	}
+	c, err = Load("test", []string{"--metrics-addr", "127.0.0.1:0"}, env(map[string]string{"GATEHOUSE_METRICS_ADDR": "127.0.0.1:9090"}), io.Discard)
+	if err != nil || c.MetricsAddr != "127.0.0.1:0" {
+		t.Fatalf("flag over env: %v, addr %q", err, c.MetricsAddr)
+	}
+	if _, err := Load("test", []string{"--metrics-token", "short"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--metrics-token") {
+		t.Fatalf("a short --metrics-token: %v, want an error naming it", err)
+	}
+}

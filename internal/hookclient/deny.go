@@ -3,6 +3,7 @@ package hookclient
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Deny returns the agent's "deny" answer for the hook event named in payload's
@@ -12,8 +13,13 @@ import (
 // read as "do not proceed".
 //
 // Only fields both agents accept are sent: Codex fails closed on `interrupt`,
-// `updatedInput` or `updatedPermissions`, so none of them appear.
+// `updatedInput` or `updatedPermissions`, so none of them appear. A blank message is
+// replaced by one naming Gatehouse: a deny always says why (newer Claude Code refuses a
+// deny without one).
 func Deny(payload []byte, message string) (answer []byte, ok bool) {
+	if strings.TrimSpace(message) == "" {
+		message = "Denied by the Gatehouse hook forwarder."
+	}
 	var p struct {
 		HookEventName string `json:"hook_event_name"`
 	}

@@ -150,4 +150,11 @@ func TestDenyShapes(t *testing.T) {
 	if _, ok := Deny([]byte(`{"hook_event_name":"Stop"}`), "m"); ok {
 		t.Error("Stop has no deny answer")
 	}
+	// Without a message of the caller's, the deny still says why.
+	for _, event := range []string{"PermissionRequest", "PreToolUse"} {
+		got, ok := Deny([]byte(`{"hook_event_name":"`+event+`"}`), "  ")
+		if !ok || !strings.Contains(string(got), `"Denied by the Gatehouse hook forwarder."`) {
+			t.Errorf("%s with a blank message: %s", event, got)
+		}
+	}
 }

@@ -22,15 +22,27 @@ type Delivery struct {
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
 }
 
-// Deliveries lists the notifications of the given prompts (callers check access).
-func (s *Service) Deliveries(ctx context.Context, eids ...string) ([]Delivery, error) {
+// FailedDetailHidden is the last error of a delivery as everyone but its recipient
+// sees it.
+const FailedDetailHidden = "delivery failed"
+
+// Deliveries lists the notifications of the given prompts as viewer sees them (callers
+// check access). A delivery's error detail — a dial, TLS or HTTP error naming the
+// receiver's address and how it answered — is shown only to the person the delivery
+// is for: to anyone else who can see the prompt it would be a probe of hosts and ports
+// by way of someone's notification settings. Others read FailedDetailHidden.
+func (s *Service) Deliveries(ctx context.Context, viewer string, eids ...string) ([]Delivery, error) {
 	rows, err := s.store.NotificationsOfMany(ctx, eids)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Delivery, 0, len(rows))
 	for i := range rows {
-		out = append(out, deliveryOf(&rows[i]))
+		d := deliveryOf(&rows[i])
+		if d.LastError != "" && d.Person != viewer && d.State != models.DeliverySkipped {
+			d.LastError = FailedDetailHidden // a skipped delivery's reason is Gatehouse's own words
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }

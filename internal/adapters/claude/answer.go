@@ -8,10 +8,11 @@ import (
 )
 
 // Verdict is the part of a human verdict the adapters read: the ElicitationResult's
-// action and content.
+// action and content, and who gave it (named in a deny without feedback).
 type Verdict struct {
 	Action  string
 	Content map[string]any
+	By      string
 }
 
 func (v Verdict) accepted() bool { return v.Action == "accept" }
@@ -19,6 +20,14 @@ func (v Verdict) accepted() bool { return v.Action == "accept" }
 func (v Verdict) feedback() string {
 	s, _ := v.Content["feedback"].(string)
 	return strings.TrimSpace(s)
+}
+
+// denyMessage is what a deny tells the agent: the person's feedback, or who denied.
+func (v Verdict) denyMessage() string {
+	if fb := v.feedback(); fb != "" {
+		return fb
+	}
+	return models.DeniedMessage(v.By)
 }
 
 // answers returns the content a question tool's answers are made of: everything but
@@ -51,10 +60,7 @@ func (p *Payload) PermissionDecision(v Verdict) map[string]any {
 			}
 		}
 	} else {
-		decision = map[string]any{"behavior": "deny"}
-		if fb := v.feedback(); fb != "" {
-			decision["message"] = fb
-		}
+		decision = map[string]any{"behavior": "deny", "message": v.denyMessage()}
 	}
 	return map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName": EventPermissionRequest, "decision": decision,
@@ -100,14 +106,7 @@ func (p *Payload) PreToolUseDecision(v Verdict) map[string]any {
 		}
 	} else {
 		out["permissionDecision"] = "deny"
-		reason := "Rejected in Gatehouse"
-		if v.Action == "cancel" {
-			reason = "Cancelled in Gatehouse"
-		}
-		if fb := v.feedback(); fb != "" {
-			reason = fb
-		}
-		out["permissionDecisionReason"] = reason
+		out["permissionDecisionReason"] = v.denyMessage()
 	}
 	return map[string]any{"hookSpecificOutput": out}
 }

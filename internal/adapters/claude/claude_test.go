@@ -44,11 +44,11 @@ func TestDecisionsPerToolAndAction(t *testing.T) {
 		{"remember false", bashBody, EventPermissionRequest, "accept", map[string]any{"remember": false},
 			`{"hookSpecificOutput":{"decision":{"behavior":"allow"},"hookEventName":"PermissionRequest"}}`},
 		{"deny", bashBody, EventPermissionRequest, "decline", nil,
-			`{"hookSpecificOutput":{"decision":{"behavior":"deny"},"hookEventName":"PermissionRequest"}}`},
+			`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"Denied by bob@example.com in Gatehouse."},"hookEventName":"PermissionRequest"}}`},
 		{"deny feedback", bashBody, EventPermissionRequest, "decline", map[string]any{"feedback": "  no  "},
 			`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"no"},"hookEventName":"PermissionRequest"}}`},
 		{"deny blank feedback", bashBody, EventPermissionRequest, "cancel", map[string]any{"feedback": "   "},
-			`{"hookSpecificOutput":{"decision":{"behavior":"deny"},"hookEventName":"PermissionRequest"}}`},
+			`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"Denied by bob@example.com in Gatehouse."},"hookEventName":"PermissionRequest"}}`},
 		{"ask answers", askBody, EventPermissionRequest, "accept", map[string]any{"Which DB?": []string{"pg", "lite"}},
 			`{"hookSpecificOutput":{"decision":{"behavior":"allow","updatedInput":{"answers":{"Which DB?":["pg","lite"]},"questions":[{"header":"DB","multiSelect":true,"options":[{"description":"Postgres","label":"pg","preview":"x"},{"label":"lite"}],"question":"Which DB?"}]}},"hookEventName":"PermissionRequest"}}`},
 		{"ask no answers", askBody, EventPermissionRequest, "accept", map[string]any{"remember": true},
@@ -60,9 +60,9 @@ func TestDecisionsPerToolAndAction(t *testing.T) {
 		{"pre allow", bashBody, EventPreToolUse, "accept", map[string]any{"remember": true},
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"Approved in Gatehouse"}}`},
 		{"pre deny", bashBody, EventPreToolUse, "decline", nil,
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Rejected in Gatehouse"}}`},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Denied by bob@example.com in Gatehouse."}}`},
 		{"pre cancel", bashBody, EventPreToolUse, "cancel", nil,
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Cancelled in Gatehouse"}}`},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Denied by bob@example.com in Gatehouse."}}`},
 		{"pre deny feedback", bashBody, EventPreToolUse, "decline", map[string]any{"feedback": "use make"},
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"use make"}}`},
 		{"pre ask", askBody, EventPreToolUse, "accept", map[string]any{"DB": "pg"},
@@ -70,7 +70,7 @@ func TestDecisionsPerToolAndAction(t *testing.T) {
 	}
 	for _, tc := range cases {
 		p := decodeOrFail(t, tc.body)
-		v := Verdict{Action: tc.action, Content: tc.content}
+		v := Verdict{Action: tc.action, Content: tc.content, By: "bob@example.com"}
 		var got map[string]any
 		if tc.event == EventPreToolUse {
 			got = p.PreToolUseDecision(v)
@@ -170,5 +170,15 @@ func TestDecodeErrors(t *testing.T) {
 		if _, err := DecodeElicitation([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("DecodeElicitation(%s) = %v, want %q", body, err, want)
 		}
+	}
+}
+
+// TestDenyWithoutAPersonStillSaysWhere: a deny whose verdict names nobody still
+// carries a message.
+func TestDenyWithoutAPersonStillSaysWhere(t *testing.T) {
+	p := decodeOrFail(t, bashBody)
+	if got := jsonOf(t, p.PermissionDecision(Verdict{Action: "decline"})); got !=
+		`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"Denied in Gatehouse."},"hookEventName":"PermissionRequest"}}` {
+		t.Fatalf("got %s", got)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // Hook event names Gatehouse parks.
@@ -169,10 +171,12 @@ func (p *Payload) Params() map[string]any {
 	return params
 }
 
-// Verdict is the part of a human verdict the adapter reads: the action and content.
+// Verdict is the part of a human verdict the adapter reads: the action and content,
+// and who gave it (named in a deny without feedback).
 type Verdict struct {
 	Action  string
 	Content map[string]any
+	By      string
 }
 
 func (v Verdict) feedback() string {
@@ -211,15 +215,12 @@ func (p *Payload) Answer(v Verdict) map[string]any {
 	}
 }
 
-// denyReason is the person's reason, or a plain one naming Gatehouse.
+// denyReason is the person's reason, or one naming who denied, in Gatehouse.
 func denyReason(v Verdict) string {
 	if fb := v.feedback(); fb != "" {
 		return fb
 	}
-	if v.Action == "cancel" {
-		return "Cancelled in Gatehouse"
-	}
-	return "Rejected in Gatehouse"
+	return models.DeniedMessage(v.By)
 }
 
 func str(v any) string {

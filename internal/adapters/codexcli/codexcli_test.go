@@ -46,22 +46,22 @@ func TestAnswers(t *testing.T) {
 		{"permission allow ignores remember", permissionBody, "accept", map[string]any{"remember": true, "feedback": "ok"},
 			`{"hookSpecificOutput":{"decision":{"behavior":"allow"},"hookEventName":"PermissionRequest"}}`},
 		{"permission deny", permissionBody, "decline", nil,
-			`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"Rejected in Gatehouse"},"hookEventName":"PermissionRequest"}}`},
+			`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"Denied by bob@example.com in Gatehouse."},"hookEventName":"PermissionRequest"}}`},
 		{"permission deny reason", permissionBody, "decline", map[string]any{"feedback": "  use staging  "},
 			`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"use staging"},"hookEventName":"PermissionRequest"}}`},
 		{"permission cancel", permissionBody, "cancel", map[string]any{"feedback": " "},
-			`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"Cancelled in Gatehouse"},"hookEventName":"PermissionRequest"}}`},
+			`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"Denied by bob@example.com in Gatehouse."},"hookEventName":"PermissionRequest"}}`},
 		{"pre allow decides nothing", preToolUseBody, "accept", map[string]any{"remember": true}, `{}`},
 		{"pre deny", preToolUseBody, "decline", nil,
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Rejected in Gatehouse"}}`},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Denied by bob@example.com in Gatehouse."}}`},
 		{"pre deny reason", preToolUseBody, "decline", map[string]any{"feedback": "no"},
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
 		{"pre cancel", preToolUseBody, "cancel", nil,
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Cancelled in Gatehouse"}}`},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Denied by bob@example.com in Gatehouse."}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := jsonOf(t, decodeOrFail(t, tc.body).Answer(Verdict{Action: tc.action, Content: tc.content}))
+			got := jsonOf(t, decodeOrFail(t, tc.body).Answer(Verdict{Action: tc.action, Content: tc.content, By: "bob@example.com"}))
 			if got != tc.want {
 				t.Fatalf("got  %s\nwant %s", got, tc.want)
 			}
