@@ -39,9 +39,9 @@ FUZZTIME ?= 10s
 # Every fuzz target of a decoder of untrusted input, as package:FuzzName.
 FUZZ_TARGETS := \
 	./internal/elicit:FuzzParseResult \
-	./internal/adapters/claude:FuzzDecode \
-	./internal/adapters/codex:FuzzDecode \
-	./internal/adapters/codexcli:FuzzDecode \
+	./internal/agents/claude:FuzzDecode \
+	./internal/agents/codex:FuzzDecode \
+	./internal/agents/codexcli:FuzzDecode \
 	./internal/adapters/mcp:FuzzUntrustedInput \
 	./internal/prompt:FuzzSubmit \
 	./internal/shell:FuzzParse \

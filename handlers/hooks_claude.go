@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/gatehouse-dev/gatehouse/internal/adapters/claude"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/claude"
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/gatehouse-dev/gatehouse/internal/adapters/codexcli"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/codexcli"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"

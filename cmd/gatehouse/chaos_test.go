@@ -19,7 +19,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver for reading the stored rows
 
-	"github.com/gatehouse-dev/gatehouse/internal/adapters/codex"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"

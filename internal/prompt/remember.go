@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/internal/adapters/claude"
-	"github.com/gatehouse-dev/gatehouse/internal/adapters/codex"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/claude"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
