@@ -221,17 +221,6 @@ func mcpElicitationParams(data map[string]json.RawMessage) (map[string]any, erro
 	}, data["requestedSchema"]), nil
 }
 
-// rawRequestedSchema is params.requestedSchema of a JSON-RPC request body, as sent.
-func rawRequestedSchema(body []byte) []byte {
-	var env struct {
-		Params struct {
-			RequestedSchema json.RawMessage `json:"requestedSchema"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal(body, &env)
-	return env.Params.RequestedSchema
-}
-
 // withPropertyOrder records the order of a raw requestedSchema's properties in the
 // params, which lose it once decoded and stored, so the form shows the server's order.
 func withPropertyOrder(params map[string]any, rawSchema []byte) map[string]any {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -172,7 +173,7 @@ func ruleOfferFor(row *models.Elicitation) *views.RuleOffer {
 	_ = json.Unmarshal(row.Params, &p)
 	switch {
 	case row.Origin == models.OriginCodex && p.Command != "":
-		return &views.RuleOffer{Tool: codexShellTool, Pattern: p.Command, Cwd: p.Cwd}
+		return &views.RuleOffer{Tool: codex.ShellTool, Pattern: p.Command, Cwd: p.Cwd}
 	case p.ToolName == "" || row.Origin == models.OriginClaudeElicit:
 		return nil
 	case p.ToolName == "AskUserQuestion" || p.ToolName == "ExitPlanMode":

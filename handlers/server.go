@@ -12,6 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/gatehouse-dev/gatehouse/internal/agents"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/claude"
 	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
@@ -117,6 +119,8 @@ type Server struct {
 	echo *echo.Echo
 	// preparing bounds how many requests prepare a park at once (see parkHook).
 	preparing chan struct{}
+	// agents are the integrations whose hooks park (internal/agents).
+	agents *agents.Registry
 }
 
 // prepareSlots is how many requests may prepare a park at once: read, authorize and
@@ -132,7 +136,7 @@ func New(d Deps) *echo.Echo {
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
 		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, signIns: d.SignIns, notify: d.Notify, slack: d.Slack, held: d.Held,
-		preparing: make(chan struct{}, prepareSlots)}
+		preparing: make(chan struct{}, prepareSlots), agents: agents.Default()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -189,12 +193,16 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/sessions/:sid/elicitations/:eid", s.getElicitation)
 	v1.POST("/sessions/:sid/elicitations/:eid/resolve", s.resolveElicitation)
 
-	v1.POST("/sessions/:sid/hooks/permission-request", s.claudePermissionRequest)
-	v1.POST("/sessions/:sid/hooks/pre-tool-use", s.claudePreToolUse)
-	v1.POST("/sessions/:sid/hooks/elicitation", s.claudeElicitation)
-	v1.POST("/sessions/:sid/hooks/codex-elicitation-request", s.codexElicitationRequest)
-	v1.POST("/hooks/claude", s.claudeZeroConfig)
-	v1.POST("/hooks/codex", s.codexCLIHook)
+	// Every agent hook goes through one handler (hooks_agents.go): the session routes
+	// name the agent and event, the zero-config ones take them from the URL or payload.
+	v1.POST("/sessions/:sid/hooks/permission-request", s.sessionHook("claude", claude.EventPermissionRequest))
+	v1.POST("/sessions/:sid/hooks/pre-tool-use", s.sessionHook("claude", claude.EventPreToolUse))
+	v1.POST("/sessions/:sid/hooks/elicitation", s.sessionHook("claude", claude.EventElicitation))
+	v1.POST("/sessions/:sid/hooks/codex-elicitation-request", s.sessionHook("codex-app-server", ""))
+	v1.POST("/hooks/claude", s.agentRoute("claude"))
+	v1.POST("/hooks/codex", s.agentRoute("codex"))
+	v1.POST("/hooks/:agent", s.agentHook)
+	v1.POST("/hooks/:agent/:event", s.agentHook)
 	v1.POST("/sessions/:sid/policies/evaluate", s.evaluatePolicies)
 	v1.POST("/sessions/:sid/mcp", s.mcpPost)
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)

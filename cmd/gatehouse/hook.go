@@ -27,15 +27,15 @@ const maxHookPayload = 8 << 20
 // goes to stderr.
 func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: gatehouse hook claude|codex [--url URL] [--token TOKEN | --token-env NAME] [--fail-closed] [--reattach-for D] [--connect-timeout D]")
+		fmt.Fprintln(stderr, "usage: gatehouse hook "+strings.Join(hookAgents(), "|")+" [--url URL] [--token TOKEN | --token-env NAME] [--fail-closed] [--reattach-for D] [--connect-timeout D]")
 		return 2
 	}
-	agent := hookclient.Agent(args[0])
-	if agent != hookclient.Claude && agent != hookclient.Codex {
-		fmt.Fprintf(stderr, "gatehouse hook: unknown agent %q (want claude or codex)\n", args[0])
+	agent, ok := hookclient.Lookup(args[0])
+	if !ok || !forwardable(agent) {
+		fmt.Fprintf(stderr, "gatehouse hook: unknown agent %q (want %s)\n", args[0], strings.Join(hookAgents(), " or "))
 		return 2
 	}
-	fs := flag.NewFlagSet("gatehouse hook "+string(agent), flag.ContinueOnError)
+	fs := flag.NewFlagSet("gatehouse hook "+agent.Name(), flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	baseURL := fs.String("url", getenv("GATEHOUSE_URL"), "Gatehouse base URL, e.g. https://gatehouse.example.com (env GATEHOUSE_URL)")
 	token := fs.String("token", getenv("GATEHOUSE_TOKEN"), "API token sent as a bearer credential (env GATEHOUSE_TOKEN; prefer the variable: flags show in ps)")
@@ -65,7 +65,7 @@ func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout,
 		err = fmt.Errorf("the hook payload is larger than %d bytes", maxHookPayload)
 	}
 	if err != nil {
-		return hookFallback(payload, fmt.Errorf("reading stdin: %w", err), *failClosed, stdout, stderr)
+		return hookFallback(agent, payload, fmt.Errorf("reading stdin: %w", err), *failClosed, stdout, stderr)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -76,7 +76,7 @@ func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout,
 		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) },
 	}, payload)
 	if out.Err != nil {
-		return hookFallback(payload, out.Err, *failClosed, stdout, stderr)
+		return hookFallback(agent, payload, out.Err, *failClosed, stdout, stderr)
 	}
 	if len(out.Answer) == 0 {
 		fmt.Fprintln(stderr, "gatehouse hook: Gatehouse gave no decision; the agent decides locally")
@@ -95,7 +95,7 @@ func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout,
 //
 // A refusal (429: too many of the caller's requests already wait for a person) is said
 // as such — "Gatehouse refused: too many parked requests …" — on stderr and in the deny.
-func hookFallback(payload []byte, why error, failClosed bool, stdout, stderr io.Writer) int {
+func hookFallback(agent hookclient.Agent, payload []byte, why error, failClosed bool, stdout, stderr io.Writer) int {
 	if !failClosed {
 		fmt.Fprintf(stderr, "gatehouse hook: %v; no decision from Gatehouse, the agent decides locally\n", why)
 		return 0
@@ -105,7 +105,7 @@ func hookFallback(payload []byte, why error, failClosed bool, stdout, stderr io.
 	if errors.As(why, &refused) {
 		msg = refused.Error() + " This hook fails closed."
 	}
-	if deny, ok := hookclient.Deny(payload, msg); ok {
+	if deny, ok := hookclient.Deny(agent, payload, msg); ok {
 		fmt.Fprintf(stderr, "gatehouse hook: %v; denied (--fail-closed)\n", why)
 		if _, err := stdout.Write(deny); err != nil {
 			return 2
@@ -114,4 +114,20 @@ func hookFallback(payload []byte, why error, failClosed bool, stdout, stderr io.
 	}
 	fmt.Fprintln(stderr, "gatehouse hook: "+msg)
 	return 2
+}
+
+// forwardable reports whether a's hooks can be forwarded from stdin: an agent that
+// names its own session in the payload (zero-config), not one whose bridge posts to a
+// session route.
+func forwardable(a hookclient.Agent) bool { return a.Name() != "codex-app-server" }
+
+// hookAgents are the agents `gatehouse hook` forwards for, from the registry.
+func hookAgents() []string {
+	var out []string
+	for _, name := range hookclient.Names() {
+		if a, _ := hookclient.Lookup(name); forwardable(a) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -24,21 +24,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/agents"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
 )
 
-// Agent names the agent whose hook is forwarded; it picks the server route and the
-// shape of a fallback deny.
-type Agent string
+// Agent is the agent whose hook is forwarded (internal/agents): its name picks the
+// server route, its Deny the shape of a fail-closed answer.
+type Agent = agents.Agent
 
-// The agents Gatehouse forwards hooks for.
-const (
-	Claude Agent = "claude"
-	Codex  Agent = "codex"
-)
+// Lookup returns the agent named name, from the registry.
+func Lookup(name string) (Agent, bool) { return agents.Default().Lookup(name) }
 
-// Route is the server path the agent's hook payloads are posted to.
-func (a Agent) Route() string { return "/v1/hooks/" + string(a) }
+// Names are the agents a hook can be forwarded for.
+func Names() []string { return agents.Default().Names() }
+
+// Route is the server path an agent's hook payloads are posted to.
+func Route(a Agent) string { return "/v1/hooks/" + a.Name() }
 
 // ReattachField is the payload field carrying the prompt id a retry re-attaches to.
 const ReattachField = "_gatehouse_elicitation_id"
@@ -214,7 +215,7 @@ func endpointURL(base string, a Agent) (string, error) {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return "", permanentError{fmt.Errorf("the Gatehouse URL must not carry a query or fragment, got %q", base)}
 	}
-	return strings.TrimRight(u.String(), "/") + a.Route(), nil
+	return strings.TrimRight(u.String(), "/") + Route(a), nil
 }
 
 // withReattachID returns the payload with a re-attach id added (a random one, kept for
@@ -233,7 +234,7 @@ func withReattachID(payload []byte, a Agent) ([]byte, string, error) {
 			return payload, eid, nil
 		}
 	}
-	eid := ids.New(ids.ElicitationPrefix + string(a) + "_")
+	eid := ids.New(ids.ElicitationPrefix + a.Name() + "_")
 	raw, _ := json.Marshal(eid)
 	obj[ReattachField] = raw
 	body, err := json.Marshal(obj)
@@ -291,7 +292,7 @@ func post(ctx context.Context, o Options, endpoint string, body []byte) (answer 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "gatehouse-hook/"+string(o.Agent))
+	req.Header.Set("User-Agent", "gatehouse-hook/"+o.Agent.Name())
 	if o.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+o.Token)
 	}

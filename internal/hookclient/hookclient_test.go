@@ -43,7 +43,7 @@ func closingNoVerdict(w http.ResponseWriter) {
 
 func forward(t *testing.T, url string, payload string) Outcome {
 	t.Helper()
-	return Forward(context.Background(), Options{Agent: Claude, BaseURL: url, ReattachFor: 5 * time.Second,
+	return Forward(context.Background(), Options{Agent: claudeAgent(t), BaseURL: url, ReattachFor: 5 * time.Second,
 		Sleep: func(context.Context, time.Duration) error { return nil }}, []byte(payload))
 }
 
@@ -120,17 +120,18 @@ func TestTooManyRequestsIsARefusal(t *testing.T) {
 
 // A payload's own valid re-attach id is kept; an invalid one is replaced.
 func TestReattachIDFromThePayload(t *testing.T) {
+	codexAgent, _ := Lookup("codex")
 	own := ids.New("elicit_claude_")
-	_, eid, err := withReattachID([]byte(`{"`+ReattachField+`":"`+own+`"}`), Claude)
+	_, eid, err := withReattachID([]byte(`{"`+ReattachField+`":"`+own+`"}`), claudeAgent(t))
 	if err != nil || eid != own {
 		t.Fatalf("kept id = %q, %v", eid, err)
 	}
-	body, eid, err := withReattachID([]byte(`{"`+ReattachField+`":"nope","x":1}`), Codex)
+	body, eid, err := withReattachID([]byte(`{"`+ReattachField+`":"nope","x":1}`), codexAgent)
 	if err != nil || !strings.HasPrefix(eid, "elicit_codex_") || !strings.Contains(string(body), eid) || !strings.Contains(string(body), `"x":1`) {
 		t.Fatalf("replaced: %s %q %v", body, eid, err)
 	}
 	for _, bad := range []string{"", "[]", "null", "nope", `"s"`} {
-		if _, _, err := withReattachID([]byte(bad), Claude); err == nil {
+		if _, _, err := withReattachID([]byte(bad), claudeAgent(t)); err == nil {
 			t.Errorf("%q: want an error", bad)
 		}
 	}
@@ -142,19 +143,28 @@ func TestDenyShapes(t *testing.T) {
 		"PreToolUse":        `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"m"}}`,
 		"Elicitation":       `{"hookSpecificOutput":{"action":"decline","hookEventName":"Elicitation"}}`,
 	} {
-		got, ok := Deny([]byte(`{"hook_event_name":"`+event+`"}`), "m")
+		got, ok := Deny(claudeAgent(t), []byte(`{"hook_event_name":"`+event+`"}`), "m")
 		if !ok || string(got) != want {
 			t.Errorf("%s: %s", event, got)
 		}
 	}
-	if _, ok := Deny([]byte(`{"hook_event_name":"Stop"}`), "m"); ok {
+	if _, ok := Deny(claudeAgent(t), []byte(`{"hook_event_name":"Stop"}`), "m"); ok {
 		t.Error("Stop has no deny answer")
 	}
 	// Without a message of the caller's, the deny still says why.
 	for _, event := range []string{"PermissionRequest", "PreToolUse"} {
-		got, ok := Deny([]byte(`{"hook_event_name":"`+event+`"}`), "  ")
+		got, ok := Deny(claudeAgent(t), []byte(`{"hook_event_name":"`+event+`"}`), "  ")
 		if !ok || !strings.Contains(string(got), `"Denied by the Gatehouse hook forwarder."`) {
 			t.Errorf("%s with a blank message: %s", event, got)
 		}
 	}
+}
+
+func claudeAgent(t *testing.T) Agent {
+	t.Helper()
+	a, ok := Lookup("claude")
+	if !ok {
+		t.Fatal("no claude agent in the registry")
+	}
+	return a
 }

@@ -16,6 +16,10 @@ type Subject struct {
 	// Tool is the tool's name as the agent gives it (Claude's tool_name; "shell" for
 	// Codex command approvals; a policy evaluation's event.data.name).
 	Tool string
+	// Kind is what the tool does, as the agent that sent it says (models.HookTool);
+	// "" (policy evaluations, MCP) leaves it to the tool's name (KindOf). A request
+	// whose kind is not the one a rule's tool name has is never matched by the rule.
+	Kind models.ToolKind
 	// Input is the tool's input (its arguments); the pattern is compared with the
 	// field the tool's kind names (see KindOf), never a field the agent picks.
 	Input map[string]any

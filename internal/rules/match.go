@@ -83,6 +83,11 @@ func compileFile(kind, pattern string) (matcher, error) {
 // that match with nothing hidden, a path and a URL must have one meaning. Otherwise (a
 // deny, an ask) the rule matches when any part it can see matches.
 func (m *ruleMatcher) matches(subj Subject, strict bool) bool {
+	if strict && subj.Kind != "" && KindOfTool(subj.Kind) != m.kind {
+		// The agent says the tool does something else than the rule's tool name
+		// does: an allow never vouches for it (a deny still looks).
+		return false
+	}
 	in := subj.Input
 	switch m.kind {
 	case KindShell:

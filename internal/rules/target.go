@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"path"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // Kind is what sort of tool a rule is about. It fixes which field of the tool's input
@@ -47,6 +49,19 @@ var kinds = map[string]struct {
 // whose input carries one besides its own kind's field is never allowed by a rule:
 // the rule would vouch for one target while the tool might act on another.
 var candidateKeys = []string{"command", "cmd", "file_path", "notebook_path", "path", "url", "uri"}
+
+// KindOfTool is the rules' kind of an agent's tool kind (models.HookTool.Kind).
+func KindOfTool(k models.ToolKind) Kind {
+	switch k {
+	case models.KindShell:
+		return KindShell
+	case models.KindEdit, models.KindWrite, models.KindRead:
+		return KindFile
+	case models.KindFetch:
+		return KindFetch
+	}
+	return KindTool
+}
 
 // KindOf returns tool's kind and the input field its rules compare ("" for KindTool).
 func KindOf(tool string) (Kind, string) {

@@ -7,13 +7,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// Verdict is the part of a human verdict the adapters read: the ElicitationResult's
-// action and content, and who gave it (named in a deny without feedback).
-type Verdict struct {
-	Action  string
-	Content map[string]any
-	By      string
-}
+// Verdict is a verdict as this package reads it (models.Verdict with its helpers).
+type Verdict models.Verdict
 
 func (v Verdict) accepted() bool { return v.Action == "accept" }
 

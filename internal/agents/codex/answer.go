@@ -3,14 +3,12 @@ package codex
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// Verdict is the part of a human verdict the adapter reads: the ElicitationResult's
-// action (accept, decline, cancel) and content.
-type Verdict struct {
-	Action  string
-	Content map[string]any
-}
+// Verdict is a verdict as this package reads it.
+type Verdict = models.Verdict
 
 // Answer builds the JSON-RPC result Codex reads for a verdict (§6.2):
 //

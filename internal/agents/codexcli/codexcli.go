@@ -79,10 +79,16 @@ func DecodeAny(body []byte) (*Payload, error) {
 // Decode reads a PermissionRequest or PreToolUse body: hook_event_name one of those,
 // a non-empty tool_name, an object tool_input and, for Bash, a non-empty string
 // tool_input.command.
-func Decode(body []byte) (*Payload, error) {
+func Decode(body []byte) (*Payload, error) { return DecodeEvent("", body) }
+
+// DecodeEvent is Decode for a payload of event ("": the payload's hook_event_name).
+func DecodeEvent(event string, body []byte) (*Payload, error) {
 	p, err := DecodeAny(body)
 	if err != nil {
 		return nil, err
+	}
+	if event != "" {
+		p.HookEventName = event
 	}
 	switch p.HookEventName {
 	case EventPermissionRequest, EventPreToolUse:
@@ -171,15 +177,10 @@ func (p *Payload) Params() map[string]any {
 	return params
 }
 
-// Verdict is the part of a human verdict the adapter reads: the action and content,
-// and who gave it (named in a deny without feedback).
-type Verdict struct {
-	Action  string
-	Content map[string]any
-	By      string
-}
+// Verdict is a verdict as this package reads it.
+type Verdict = models.Verdict
 
-func (v Verdict) feedback() string {
+func feedback(v Verdict) string {
 	s, _ := v.Content["feedback"].(string)
 	return strings.TrimSpace(s)
 }
@@ -217,7 +218,7 @@ func (p *Payload) Answer(v Verdict) map[string]any {
 
 // denyReason is the person's reason, or one naming who denied, in Gatehouse.
 func denyReason(v Verdict) string {
-	if fb := v.feedback(); fb != "" {
+	if fb := feedback(v); fb != "" {
 		return fb
 	}
 	return models.DeniedMessage(v.By)

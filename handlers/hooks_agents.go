@@ -1,0 +1,246 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatehouse-dev/gatehouse/internal/agents"
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/internal/rules"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// agentHook is POST /v1/hooks/:agent and /v1/hooks/:agent/:event: a hook of any agent
+// in the registry (internal/agents), without a Gatehouse session in the path. The
+// event is the URL's, or else the one the payload names. The agent's own session id
+// maps to a top-level session owned by the caller (created on first sight); a payload
+// from a sub-agent parks on a child session under it, titled "<type>:<id>", so the
+// prompt also shows on the parent's stream.
+//
+// Events an agent does not park are a 400 naming the ones it does: the agents treat
+// any non-2xx as "no decision" and carry on, and whoever wired the hook sees why in
+// the agent's debug output or with curl.
+func (s *Server) agentHook(c echo.Context) error {
+	return s.agentHookNamed(c, c.Param("agent"), c.Param("event"))
+}
+
+// agentRoute is agentHook for one agent's own route (/v1/hooks/claude, …), which
+// older clients post to: the same handling, the event from the payload.
+func (s *Server) agentRoute(agent string) echo.HandlerFunc {
+	return func(c echo.Context) error { return s.agentHookNamed(c, agent, "") }
+}
+
+func (s *Server) agentHookNamed(c echo.Context, agent, event string) error {
+	a, ok := s.agents.Lookup(agent)
+	if !ok {
+		return errs.NotFound("no agent %q (agents: %s)", truncateRunes(agent, 64), strings.Join(s.agents.Names(), ", "))
+	}
+	if event != "" && !agents.Parks(a, event) {
+		return bad("event", "%s hooks Gatehouse parks are %s, not %q", a.Vendor(), agents.JoinOr(a.Events()), truncateRunes(event, 64))
+	}
+	return s.parkHook(c, func(c echo.Context) (*hookPark, error) { return s.prepareZeroConfig(c, a, event) })
+}
+
+// sessionHook serves a hook of agent posted under /v1/sessions/:sid/hooks/…: the route
+// names the event (for Claude Code the body's hook_event_name is then not consulted,
+// so a command hook that forwards a trimmed payload works too).
+func (s *Server) sessionHook(agent, event string) echo.HandlerFunc {
+	a, ok := s.agents.Lookup(agent)
+	if !ok {
+		panic("handlers: no agent " + agent + " in the registry")
+	}
+	return func(c echo.Context) error {
+		return s.parkHook(c, func(c echo.Context) (*hookPark, error) {
+			sess, level, err := s.sessions.AuthorizeLevel(c.Request().Context(), userOf(c), c.Param("sid"), auth.Read)
+			if err != nil {
+				return nil, err
+			}
+			body, err := readBody(c)
+			if err != nil {
+				return nil, err
+			}
+			req, err := decodeHook(a, event, body)
+			if err != nil {
+				return nil, err
+			}
+			return s.hookParkOf(c, sess, level, req)
+		})
+	}
+}
+
+// prepareZeroConfig reads, decodes and places a zero-config hook on its session.
+func (s *Server) prepareZeroConfig(c echo.Context, a agents.Agent, event string) (*hookPark, error) {
+	body, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	req, err := decodeHook(a, event, body)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkExternalID("session_id", req.ExternalSession); err != nil {
+		return nil, err
+	}
+	if req.SubAgent != "" {
+		if err := checkExternalID("agent_id", req.SubAgent); err != nil {
+			return nil, err
+		}
+	}
+	ctx := c.Request().Context()
+	user := userOf(c)
+	sess, err := s.externalSessionFor(ctx, user, req)
+	if err != nil {
+		return nil, err
+	}
+	level, err := s.sessions.LevelOn(ctx, sess, user)
+	if err != nil {
+		return nil, err
+	}
+	return s.hookParkOf(c, sess, level, req)
+}
+
+// decodeHook decodes a hook body for event; every problem is a 400.
+func decodeHook(a agents.Agent, event string, body []byte) (*agents.Request, error) {
+	req, err := a.Decode(event, body)
+	if err != nil {
+		return nil, bad("", "%s", err.Error())
+	}
+	if req.ReattachID != "" && !ids.ValidReattach(req.ReattachID) {
+		return nil, bad("_gatehouse_elicitation_id", "must look like elicit_<origin>_<32 hex>")
+	}
+	return req, nil
+}
+
+// externalSessionFor finds or creates the session a zero-config request parks on:
+// "<vendor> <first 8 of its session id> in <cwd>", and for a sub-agent a child
+// session under it.
+func (s *Server) externalSessionFor(ctx context.Context, user string, req *agents.Request) (*models.Session, error) {
+	short := req.ExternalSession
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	title := req.Vendor + " " + short
+	if req.Cwd != "" {
+		title += " in " + truncateRunes(req.Cwd, 200)
+	}
+	key := req.ExternalKey
+	if key == "" {
+		key = req.ExternalSession
+	}
+	root, err := s.sessions.FindOrCreateExternal(ctx, user, key, req.Vendor, title)
+	if err != nil || req.SubAgent == "" {
+		return root, err
+	}
+	kind := req.SubAgentType
+	if kind == "" {
+		kind = "subagent"
+	}
+	return s.sessions.FindOrCreateChild(ctx, user, root, truncateRunes(kind, 100)+":"+req.SubAgent)
+}
+
+// hookParkOf describes how to park a decoded hook on sess and answer it in the
+// agent's format.
+func (s *Server) hookParkOf(c echo.Context, sess *models.Session, level auth.Level, req *agents.Request) (*hookPark, error) {
+	ctx := c.Request().Context()
+	if req.Retire != nil {
+		if level < auth.Edit {
+			return nil, errs.Forbidden("retiring prompts needs edit access to the session")
+		}
+		retired, err := s.retirePrompts(ctx, sess, req, hooksTokenOf(c))
+		if err != nil {
+			return nil, err
+		}
+		return &hookPark{immediate: map[string]any{"retired": retired}}, nil
+	}
+	eid := req.ReattachID
+	if req.IDPrefix != "" {
+		eid = ids.Deterministic(req.IDPrefix, req.IDKey(sess.ID))
+	}
+	params := req.Params
+	if len(req.RequestedSchema) > 0 {
+		params = withPropertyOrder(params, req.RequestedSchema)
+	}
+	if req.Fingerprint != "" && level.CanPark() {
+		if err := s.checkRetry(ctx, sess, eid, req.Fingerprint); err != nil {
+			return nil, err
+		}
+	}
+	h := &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: eid, Origin: req.Origin, Params: params},
+		noVerdict: req.NoVerdict,
+		answer: func(r elicit.Result, by string) any {
+			if req.InterruptOnDecline && r.Action == elicit.ActionDecline {
+				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
+			}
+			return req.Answer(models.Verdict{Action: r.Action, Content: r.Content, By: by})
+		}}
+	if req.Tool != nil {
+		h.subject = &rules.Subject{Tool: req.Tool.Name, Kind: req.Tool.Kind, Input: req.Tool.Input, Cwd: req.Cwd}
+	}
+	return h, nil
+}
+
+// checkRetry refuses (409) to re-attach a request to a prompt that was opened for a
+// different request under the same deterministic id — a Codex app-server that
+// restarted its id counter, say. Re-attaching would hand one command's verdict to
+// another.
+func (s *Server) checkRetry(ctx context.Context, sess *models.Session, eid, fingerprint string) error {
+	row, err := s.elicit.GetInSession(ctx, sess.ID, eid)
+	if errors.Is(err, errs.ErrNotFound) {
+		return nil // nothing to re-attach to here (another session's id: elicit.Open answers 400)
+	}
+	if err != nil {
+		return err
+	}
+	if stored := row.DecodeParams().CodexFingerprint; stored != "" && stored != fingerprint {
+		s.log.Warn("codex request id reused for a different request", "session_id", sess.ID, "elicitation_id", eid)
+		return errs.Conflict("request id was already used in this session by a different request; " +
+			"send each request under a fresh id (or a new session per app-server connection)")
+	}
+	return nil
+}
+
+// retirePrompts cancels this session's pending prompts for a request the agent says
+// was settled elsewhere (Codex's serverRequest/resolved). The bridge's parked request
+// for it then answers "cancel", which the agent no longer reads; the prompt leaves
+// every inbox. only, when set, is the hooks-only token asking: it retires only what it
+// parked.
+func (s *Server) retirePrompts(ctx context.Context, sess *models.Session, req *agents.Request, only string) ([]string, error) {
+	_, rows, err := s.elicit.PendingFor(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	retired := []string{}
+	for _, row := range rows {
+		if row.SessionID != sess.ID || row.Origin != req.Origin || (only != "" && !row.ParkedWith(only)) {
+			continue // a hooks-only token retires only what it parked
+		}
+		if !req.Retire(row.DecodeParams().All) {
+			continue
+		}
+		out, err := s.elicit.Resolve(ctx, sess.ID, row.ID, elicit.Result{Action: elicit.ActionCancel}, req.RetiredBy, models.ViaEvent)
+		if err != nil {
+			return nil, err
+		}
+		if out.Outcome == elicit.OutcomeResolved {
+			retired = append(retired, row.ID)
+		}
+	}
+	return retired, nil
+}
+
+// checkExternalID insists on a usable external id (an agent's session_id, agent_id).
+func checkExternalID(field, v string) error {
+	switch {
+	case strings.TrimSpace(v) == "":
+		return bad(field, "is required")
+	case len(v) > 200:
+		return bad(field, "is longer than 200 characters")
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+// Package agents is the registry of the agents whose hooks Gatehouse parks. Each agent
+// is a package under internal/agents (importing only the standard library, models and
+// internal/shell) that decodes its hook payloads into a models.HookRequest — where
+// the request parks, what its prompt shows, what rules match, and how to answer in the
+// agent's own format. The HTTP routes, the hook forwarder (`gatehouse hook <agent>`)
+// and its fail-closed answers read the agents from here, so adding an agent is one
+// package and one line in registry.go.
+package agents
+
+import (
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// Request is a decoded hook payload (see models.HookRequest).
+type Request = models.HookRequest
+
+// Agent is one integration.
+type Agent interface {
+	// Name is the {agent} of POST /v1/hooks/{agent} and of `gatehouse hook <agent>`.
+	Name() string
+	// Vendor is the agent's name for people ("Claude Code").
+	Vendor() string
+	// Events are the hook events it parks.
+	Events() []string
+	// Decode reads one hook payload for event ("": the event the payload names) into
+	// a Request. Its errors are the client's (a 400 carrying the error's text).
+	Decode(event string, body []byte) (*Request, error)
+	// Deny is the agent's deny answer for a payload, carrying message, for a
+	// forwarder that fails closed; ok false when the event has none (the forwarder
+	// then blocks by exit status).
+	Deny(payload []byte, message string) (answer []byte, ok bool)
+}
+
+// Registry is the set of agents, by name.
+type Registry struct {
+	list []Agent
+}
+
+// NewRegistry returns a registry of list (names must be distinct).
+func NewRegistry(list ...Agent) *Registry { return &Registry{list: list} }
+
+// Lookup returns the agent named name.
+func (r *Registry) Lookup(name string) (Agent, bool) {
+	for _, a := range r.list {
+		if a.Name() == name {
+			return a, true
+		}
+	}
+	return nil, false
+}
+
+// All returns every agent, in registry order.
+func (r *Registry) All() []Agent { return append([]Agent(nil), r.list...) }
+
+// Names returns every agent's name, in registry order.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.list))
+	for _, a := range r.list {
+		out = append(out, a.Name())
+	}
+	return out
+}
+
+// Parks reports whether a parks event.
+func Parks(a Agent, event string) bool {
+	for _, e := range a.Events() {
+		if e == event {
+			return true
+		}
+	}
+	return false
+}
+
+// JoinOr joins names as "a, b or c".
+func JoinOr(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}

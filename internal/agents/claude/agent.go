@@ -1,0 +1,134 @@
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// Vendor is the agent's name for people.
+const Vendor = "Claude Code"
+
+// Agent is Claude Code's hooks: PermissionRequest, PreToolUse and Elicitation, on a
+// session route or zero-config (its session_id names the session).
+type Agent struct{}
+
+// Name is the agent's route name.
+func (Agent) Name() string { return "claude" }
+
+// Vendor is the agent's name for people.
+func (Agent) Vendor() string { return Vendor }
+
+// Events are the hook events Gatehouse parks.
+func (Agent) Events() []string {
+	return []string{EventPermissionRequest, EventPreToolUse, EventElicitation}
+}
+
+// eventNames names the parked events, for error messages.
+const eventNames = "PermissionRequest, PreToolUse or Elicitation"
+
+// Decode reads a hook payload for event; "" routes it by hook_event_name.
+func (Agent) Decode(event string, body []byte) (*models.HookRequest, error) {
+	if event == "" {
+		probe, err := decodeAny(body)
+		if err != nil {
+			return nil, err
+		}
+		if probe.HookEventName == "" {
+			return nil, fmt.Errorf("hook_event_name: is required (%s)", eventNames)
+		}
+		event = probe.HookEventName
+		switch event {
+		case EventPermissionRequest, EventPreToolUse, EventElicitation:
+		default:
+			return nil, fmt.Errorf("hook_event_name: Gatehouse does not handle %q hooks; send only %s to this URL",
+				truncate(event, 64), eventNames)
+		}
+	}
+	var p *Payload
+	var err error
+	if event == EventElicitation {
+		p, err = DecodeElicitation(body)
+	} else {
+		p, err = Decode(body)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &models.HookRequest{Event: event, Vendor: Vendor,
+		ExternalSession: p.SessionID, SubAgent: p.AgentID, SubAgentType: p.AgentType,
+		Cwd: p.Cwd, ReattachID: p.ElicitationID}
+	switch event {
+	case EventPermissionRequest:
+		r.Origin, r.Params = models.OriginClaudePermission, p.Params()
+		r.Answer = func(v models.Verdict) any { return p.PermissionDecision(Verdict(v)) }
+	case EventPreToolUse:
+		r.Origin, r.Params = models.OriginClaudePreToolUse, p.Params()
+		r.Answer = func(v models.Verdict) any { return p.PreToolUseDecision(Verdict(v)) }
+	default:
+		r.Origin, r.Params, r.RequestedSchema = models.OriginClaudeElicit, p.ElicitationParams(), p.RequestedSchema
+		r.Answer = func(v models.Verdict) any { return ElicitationDecision(Verdict(v)) }
+		return r, nil
+	}
+	r.Tool = &models.HookTool{Name: p.ToolName, Kind: KindOf(p.ToolName), Input: p.Input()}
+	return r, nil
+}
+
+// KindOf is the kind of a Claude Code tool.
+func KindOf(tool string) models.ToolKind {
+	switch tool {
+	case "Bash":
+		return models.KindShell
+	case "Edit", "MultiEdit", "NotebookEdit":
+		return models.KindEdit
+	case "Write":
+		return models.KindWrite
+	case "Read":
+		return models.KindRead
+	case "WebFetch":
+		return models.KindFetch
+	case ToolAskUserQuestion:
+		return models.KindQuestion
+	case ToolExitPlanMode:
+		return models.KindPlan
+	}
+	if len(tool) > 5 && tool[:5] == "mcp__" {
+		return models.KindMCP
+	}
+	return models.KindOther
+}
+
+// Deny is the deny answer for a payload's hook_event_name, carrying message.
+func (Agent) Deny(payload []byte, message string) ([]byte, bool) {
+	return DenyAnswer(payload, message)
+}
+
+// DenyAnswer is the deny answer of a Claude Code or Codex CLI hook, whose deny
+// shapes agree: the fields both accept, and no `interrupt`, `updatedInput` or
+// `updatedPermissions` (Codex fails closed on them). ok is false for an event with no
+// deny answer or an unreadable payload.
+func DenyAnswer(payload []byte, message string) ([]byte, bool) {
+	var p struct {
+		HookEventName string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(payload, &p) != nil {
+		return nil, false
+	}
+	var out map[string]any
+	switch p.HookEventName {
+	case EventPermissionRequest:
+		out = map[string]any{"hookEventName": p.HookEventName, "decision": map[string]any{"behavior": "deny", "message": message}}
+	case EventPreToolUse:
+		out = map[string]any{"hookEventName": p.HookEventName, "permissionDecision": "deny", "permissionDecisionReason": message}
+	case EventElicitation:
+		out = map[string]any{"hookEventName": p.HookEventName, "action": "decline"}
+	default:
+		return nil, false
+	}
+	raw, err := json.Marshal(map[string]any{"hookSpecificOutput": out})
+	if err != nil {
+		return nil, false // maps of strings always marshal
+	}
+	return raw, true
+}

@@ -1,0 +1,16 @@
+package agents
+
+import (
+	"github.com/gatehouse-dev/gatehouse/internal/agents/claude"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/codexcli"
+)
+
+// Default is every agent Gatehouse knows, one line each.
+func Default() *Registry {
+	return NewRegistry(
+		claude.Agent{},
+		codexcli.Agent{},
+		codex.AppServer{},
+	)
+}
