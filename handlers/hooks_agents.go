@@ -12,6 +12,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -44,7 +45,7 @@ func (s *Server) agentHookNamed(c echo.Context, agent, event string) error {
 	if event != "" && !agents.Parks(a, event) {
 		return bad("event", "%s hooks Gatehouse parks are %s, not %q", a.Vendor(), agents.JoinOr(a.Events()), truncateRunes(event, 64))
 	}
-	return s.parkHook(c, func(c echo.Context) (*hookPark, error) { return s.prepareZeroConfig(c, a, event) })
+	return s.parkHook(c, func(c echo.Context) (*park.Job, error) { return s.prepareZeroConfig(c, a, event) })
 }
 
 // sessionHook serves a hook of agent posted under /v1/sessions/:sid/hooks/…: the route
@@ -56,7 +57,7 @@ func (s *Server) sessionHook(agent, event string) echo.HandlerFunc {
 		panic("handlers: no agent " + agent + " in the registry")
 	}
 	return func(c echo.Context) error {
-		return s.parkHook(c, func(c echo.Context) (*hookPark, error) {
+		return s.parkHook(c, func(c echo.Context) (*park.Job, error) {
 			sess, level, err := s.sessions.AuthorizeLevel(c.Request().Context(), userOf(c), c.Param("sid"), auth.Read)
 			if err != nil {
 				return nil, err
@@ -69,13 +70,13 @@ func (s *Server) sessionHook(agent, event string) echo.HandlerFunc {
 			if err != nil {
 				return nil, err
 			}
-			return s.hookParkOf(c, sess, level, req)
+			return s.parkJobOf(c, sess, level, req)
 		})
 	}
 }
 
 // prepareZeroConfig reads, decodes and places a zero-config hook on its session.
-func (s *Server) prepareZeroConfig(c echo.Context, a agents.Agent, event string) (*hookPark, error) {
+func (s *Server) prepareZeroConfig(c echo.Context, a agents.Agent, event string) (*park.Job, error) {
 	body, err := readBody(c)
 	if err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func (s *Server) prepareZeroConfig(c echo.Context, a agents.Agent, event string)
 	if err != nil {
 		return nil, err
 	}
-	return s.hookParkOf(c, sess, level, req)
+	return s.parkJobOf(c, sess, level, req)
 }
 
 // decodeHook decodes a hook body for event; every problem is a 400.
@@ -144,19 +145,19 @@ func (s *Server) externalSessionFor(ctx context.Context, user string, req *agent
 	return s.sessions.FindOrCreateChild(ctx, user, root, truncateRunes(kind, 100)+":"+req.SubAgent)
 }
 
-// hookParkOf describes how to park a decoded hook on sess and answer it in the
+// parkJobOf describes how to park a decoded hook on sess and answer it in the
 // agent's format.
-func (s *Server) hookParkOf(c echo.Context, sess *models.Session, level auth.Level, req *agents.Request) (*hookPark, error) {
+func (s *Server) parkJobOf(c echo.Context, sess *models.Session, level auth.Level, req *agents.Request) (*park.Job, error) {
 	ctx := c.Request().Context()
 	if req.Retire != nil {
 		if level < auth.Edit {
 			return nil, errs.Forbidden("retiring prompts needs edit access to the session")
 		}
-		retired, err := s.retirePrompts(ctx, sess, req, hooksTokenOf(c))
+		retired, err := s.park.Retire(ctx, sess, req.Origin, req.Retire, req.RetiredBy, hooksTokenOf(c))
 		if err != nil {
 			return nil, err
 		}
-		return &hookPark{immediate: map[string]any{"retired": retired}}, nil
+		return &park.Job{Immediate: map[string]any{"retired": retired}}, nil
 	}
 	eid := req.ReattachID
 	if req.IDPrefix != "" {
@@ -171,16 +172,16 @@ func (s *Server) hookParkOf(c echo.Context, sess *models.Session, level auth.Lev
 			return nil, err
 		}
 	}
-	h := &hookPark{level: level, prompt: elicit.Prompt{Session: sess, ID: eid, Origin: req.Origin, Params: params},
-		noVerdict: req.NoVerdict,
-		answer: func(r elicit.Result, by string) any {
+	h := &park.Job{Level: level, Prompt: elicit.Prompt{Session: sess, ID: eid, Origin: req.Origin, Params: params},
+		NoVerdict: req.NoVerdict,
+		Answer: func(r elicit.Result, by string) any {
 			if req.InterruptOnDecline && r.Action == elicit.ActionDecline {
 				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
 			}
 			return req.Answer(models.Verdict{Action: r.Action, Content: r.Content, By: by})
 		}}
 	if req.Tool != nil {
-		h.subject = &rules.Subject{Tool: req.Tool.Name, Kind: req.Tool.Kind, Input: req.Tool.Input, Cwd: req.Cwd}
+		h.Subject = &rules.Subject{Tool: req.Tool.Name, Kind: req.Tool.Kind, Input: req.Tool.Input, Cwd: req.Cwd}
 	}
 	return h, nil
 }
@@ -203,35 +204,6 @@ func (s *Server) checkRetry(ctx context.Context, sess *models.Session, eid, fing
 			"send each request under a fresh id (or a new session per app-server connection)")
 	}
 	return nil
-}
-
-// retirePrompts cancels this session's pending prompts for a request the agent says
-// was settled elsewhere (Codex's serverRequest/resolved). The bridge's parked request
-// for it then answers "cancel", which the agent no longer reads; the prompt leaves
-// every inbox. only, when set, is the hooks-only token asking: it retires only what it
-// parked.
-func (s *Server) retirePrompts(ctx context.Context, sess *models.Session, req *agents.Request, only string) ([]string, error) {
-	_, rows, err := s.elicit.PendingFor(ctx, sess)
-	if err != nil {
-		return nil, err
-	}
-	retired := []string{}
-	for _, row := range rows {
-		if row.SessionID != sess.ID || row.Origin != req.Origin || (only != "" && !row.ParkedWith(only)) {
-			continue // a hooks-only token retires only what it parked
-		}
-		if !req.Retire(row.DecodeParams().All) {
-			continue
-		}
-		out, err := s.elicit.Resolve(ctx, sess.ID, row.ID, elicit.Result{Action: elicit.ActionCancel}, req.RetiredBy, models.ViaEvent)
-		if err != nil {
-			return nil, err
-		}
-		if out.Outcome == elicit.OutcomeResolved {
-			retired = append(retired, row.ID)
-		}
-	}
-	return retired, nil
 }
 
 // checkExternalID insists on a usable external id (an agent's session_id, agent_id).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/held"
+	"github.com/gatehouse-dev/gatehouse/internal/park"
 )
 
 // A held request waits off net/http (internal/held): its connection is taken over, so
@@ -35,22 +36,23 @@ func (s *Server) holdHook(c echo.Context, prepare prepareFunc) bool {
 	dc := s.detach(c)
 	return s.holdWith(c, func(ctx context.Context, line []any) held.Answer {
 		dc.SetRequest(dc.Request().WithContext(ctx))
-		p, err := s.prepared(dc, prepare)
+		p, err := s.park.Park(ctx, s.prepareWith(dc, prepare))
 		dc = nil // the wait needs none of the request
-		switch {
-		case err != nil:
+		if err != nil {
 			return s.heldError(err, line)
-		case p.h.immediate != nil:
-			return heldJSON(p.h.immediate)
-		case p.w == nil:
-			return heldJSON(p.h.noVerdict)
+		}
+		if body, ok := p.Immediate(); ok {
+			return heldJSON(body)
+		}
+		if !p.Waiting() {
+			return heldJSON(p.NoVerdict())
 		}
 		return s.heldAwait(ctx, p, line)
 	})
 }
 
 // hold holds a request that has parked: it waits for the verdict off net/http.
-func (s *Server) hold(c echo.Context, p parked) bool {
+func (s *Server) hold(c echo.Context, p park.Parked) bool {
 	if s.held == nil {
 		return false
 	}
@@ -90,8 +92,8 @@ func (s *Server) holdWith(c echo.Context, answer func(ctx context.Context, line 
 
 // heldAwait waits for a parked request's verdict and turns it into the answer; the
 // verdict is published once the answer is out (elicit.Verdict.Answered).
-func (s *Server) heldAwait(ctx context.Context, p parked, line []any) held.Answer {
-	v, reply, err := p.h.await(ctx, p.w)
+func (s *Server) heldAwait(ctx context.Context, p park.Parked, line []any) held.Answer {
+	v, reply, err := p.Await(ctx)
 	var a held.Answer
 	if err != nil {
 		a = s.heldError(err, line)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/held"
+	"github.com/gatehouse-dev/gatehouse/internal/park"
 )
 
 // TestBurstIsHeldBeforePreparing: with every slot to prepare taken, a hook is held at
@@ -24,15 +26,15 @@ import (
 func TestBurstIsHeldBeforePreparing(t *testing.T) {
 	set := &held.Set{}
 	e := echo.New()
-	s := &Server{held: set, echo: e, log: slog.New(slog.DiscardHandler), preparing: make(chan struct{}, 1)}
+	s := &Server{held: set, echo: e, log: slog.New(slog.DiscardHandler), park: park.New(nil, nil, 1)}
 	returned := make(chan struct{}, 1)
 	seen := make(chan string, 1)
 	e.POST("/v1/sessions/:sid/hooks/permission-request", func(c echo.Context) error {
 		c.Set(ctxUser, "alice@example.com")
-		err := s.parkHook(c, func(c echo.Context) (*hookPark, error) {
+		err := s.parkHook(c, func(c echo.Context) (*park.Job, error) {
 			body, err := io.ReadAll(c.Request().Body)
 			seen <- c.Param("sid") + " " + string(body) + " " + userOf(c)
-			return &hookPark{level: auth.Read, immediate: map[string]string{"behavior": "allow"}}, err
+			return &park.Job{Level: auth.Read, Immediate: map[string]string{"behavior": "allow"}}, err
 		})
 		returned <- struct{}{}
 		return err
@@ -41,7 +43,7 @@ func TestBurstIsHeldBeforePreparing(t *testing.T) {
 	defer srv.Close()
 	defer set.Wait(t.Context())
 
-	s.preparing <- struct{}{} // the only slot is taken
+	free := takeSlot(t, s) // the only slot is taken
 	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +57,7 @@ func TestBurstIsHeldBeforePreparing(t *testing.T) {
 	select {
 	case <-returned:
 	case <-time.After(10 * time.Second):
-		<-s.preparing // let the handler finish, so the server can close
+		free() // let the handler finish, so the server can close
 		t.Fatal("the handler did not return while the request waited for a slot")
 	}
 	select {
@@ -63,7 +65,7 @@ func TestBurstIsHeldBeforePreparing(t *testing.T) {
 		t.Fatalf("prepared (%s) with no slot free", got)
 	default:
 	}
-	<-s.preparing // the slot comes free
+	free() // the slot comes free
 	select {
 	case got := <-seen:
 		if want := "conv_1 " + body + " alice@example.com"; got != want {
@@ -89,12 +91,12 @@ func TestBurstIsHeldBeforePreparing(t *testing.T) {
 func TestPanicWhilePreparingIsA500(t *testing.T) {
 	set := &held.Set{}
 	e := echo.New()
-	s := &Server{held: set, echo: e, log: slog.New(slog.DiscardHandler), preparing: make(chan struct{}, 1)}
+	s := &Server{held: set, echo: e, log: slog.New(slog.DiscardHandler), park: park.New(nil, nil, 1)}
 	e.HTTPErrorHandler = s.errorHandler
 	returned := make(chan struct{}, 2)
 	e.POST("/v1/hooks/claude", func(c echo.Context) error {
 		defer func() { returned <- struct{}{} }()
-		return s.parkHook(c, func(c echo.Context) (*hookPark, error) { panic("a bug") })
+		return s.parkHook(c, func(c echo.Context) (*park.Job, error) { panic("a bug") })
 	})
 	srv := httptest.NewServer(e)
 	defer srv.Close()
@@ -132,14 +134,35 @@ func TestPanicWhilePreparingIsA500(t *testing.T) {
 	check("prepared on net/http", post(), false)
 	<-returned
 	// Every slot taken: held (the handler returns), prepared once a slot comes free.
-	s.preparing <- struct{}{}
+	free := takeSlot(t, s)
 	ch := post()
 	select {
 	case <-returned:
 	case <-time.After(10 * time.Second):
-		<-s.preparing
+		free()
 		t.Fatal("not held while every slot was taken")
 	}
-	<-s.preparing
+	free()
 	check("held", ch, true)
+}
+
+// takeSlot occupies one of s's slots to prepare a park until free is called (free is
+// safe to call twice).
+func takeSlot(t *testing.T, s *Server) (free func()) {
+	t.Helper()
+	taken, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_, _ = s.park.Park(t.Context(), func() (*park.Job, error) {
+			close(taken)
+			<-release
+			return &park.Job{Immediate: true}, nil
+		})
+	}()
+	select {
+	case <-taken:
+	case <-time.After(10 * time.Second):
+		t.Fatal("could not take a slot")
+	}
+	var once sync.Once
+	return func() { once.Do(func() { close(release) }) }
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
+	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 )
@@ -27,7 +28,7 @@ type evaluateBody struct {
 // evaluatePolicies answers whether an agent may go on (internal/evaluate): at once, or
 // — for an ASK a person decides — after the verdict, through the one park path.
 func (s *Server) evaluatePolicies(c echo.Context) error {
-	return s.parkHook(c, func(c echo.Context) (*hookPark, error) {
+	return s.parkHook(c, func(c echo.Context) (*park.Job, error) {
 		body, err := readBody(c)
 		if err != nil {
 			return nil, err
@@ -48,16 +49,16 @@ func (s *Server) evaluatePolicies(c echo.Context) error {
 		answer, ask := s.evaluate.Evaluate(ctx, evaluate.Request{Session: sess, User: userOf(c), Level: level,
 			Phase: phase, Target: in.Event.Target, Data: data, Context: evCtx})
 		if ask == nil {
-			return &hookPark{immediate: answer}, nil
+			return &park.Job{Immediate: answer}, nil
 		}
-		h := &hookPark{level: level, prompt: ask.Prompt, noVerdict: evaluate.NoVerdict, timedOut: evaluate.TimedOut,
-			ownWait: ask.OwnWait, onTimeout: ask.OnTimeout,
-			answer: func(r elicit.Result, _ string) any { return evaluate.Decided(r) }}
+		h := &park.Job{Level: level, Prompt: ask.Prompt, NoVerdict: evaluate.NoVerdict, TimedOut: evaluate.TimedOut,
+			OwnWait: ask.OwnWait, OnTimeout: ask.OnTimeout,
+			Answer: func(r elicit.Result, _ string) any { return evaluate.Decided(r) }}
 		if phase == policy.PhaseToolCall {
 			name, _ := data["name"].(string)
 			args, _ := data["arguments"].(map[string]any)
 			cwd, _ := evCtx["cwd"].(string)
-			h.subject = &rules.Subject{Tool: name, Input: args, Cwd: cwd}
+			h.Subject = &rules.Subject{Tool: name, Input: args, Cwd: cwd}
 		}
 		return h, nil
 	})

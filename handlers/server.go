@@ -24,6 +24,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	notifyslack "github.com/gatehouse-dev/gatehouse/internal/notify/slack"
+	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
@@ -117,8 +118,9 @@ type Server struct {
 	held      *held.Set
 	// echo makes the detached contexts of held requests (detach).
 	echo *echo.Echo
-	// preparing bounds how many requests prepare a park at once (see parkHook).
-	preparing chan struct{}
+	// park is the park use case; it bounds how many requests prepare at once
+	// (prepareSlots, see parkHook).
+	park *park.Service
 	// agents are the integrations whose hooks park (internal/agents).
 	agents *agents.Registry
 }
@@ -136,7 +138,7 @@ func New(d Deps) *echo.Echo {
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
 		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, signIns: d.SignIns, notify: d.Notify, slack: d.Slack, held: d.Held,
-		preparing: make(chan struct{}, prepareSlots), agents: agents.Default()}
+		park: park.New(d.Elicit, d.Rules, prepareSlots), agents: agents.Default()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -1,0 +1,237 @@
+// Package park is the use case of every request that waits for a person — agent hooks
+// and policy evaluations: a bounded number prepare at once (read, authorize, decode,
+// the rules, storing the prompt), then each waits for its verdict and is answered in
+// its agent's format. How the connection waits (in its handler or held off net/http)
+// is the HTTP layer's concern; what is answered is decided here.
+package park
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/rules"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// Job is a request ready to park: the caller's level on the session, the prompt (its
+// ID, when set, re-attaches: Claude's _gatehouse_elicitation_id, Codex's deterministic
+// id), and how to answer in the agent's protocol.
+type Job struct {
+	Level  auth.Level
+	Prompt elicit.Prompt
+	// TokenID is the token the request came with: a hooks-only token reads only what
+	// it parked. Person is whose wait it is (--max-parked-per-person counts it).
+	TokenID string
+	Person  string
+	// Answer turns a verdict into the body the agent reads; by is who gave it (a deny
+	// without feedback names them: models.DeniedMessage).
+	Answer func(r elicit.Result, by string) any
+	// NoVerdict is the body when the wait ends without a verdict; nil is an empty 200.
+	NoVerdict any
+	// Immediate, when set, is answered at once without parking.
+	Immediate any
+	// Subject, when set, is what Gatehouse rules match the request on (internal/rules):
+	// a matching allow or deny rule answers at once, an ask rule sets the wait.
+	Subject *rules.Subject
+	// OnTimeout, when set, is the verdict given when the wait runs out (an ask rule's
+	// on_timeout); its feedback names the timeout.
+	OnTimeout *elicit.Result
+	// TimedOut, when set, is the "no verdict" body for a wait of its own (OwnWait: an
+	// ask rule's) that ran out, naming the timeout; nil: NoVerdict.
+	TimedOut any
+	OwnWait  bool
+}
+
+// Prepare reads, authorizes and decodes a request about to park. It runs in a slot.
+type Prepare func() (*Job, error)
+
+// Parked is a request prepared to park: answered at once (Now), or waiting on a
+// prompt (Await).
+type Parked struct {
+	job *Job
+	w   *elicit.Waiter
+}
+
+// Immediate is the answer given at once without parking (a rule's, a policy's ALLOW,
+// a retire's), and true; false when there is none.
+func (p Parked) Immediate() (any, bool) { return p.job.Immediate, p.job.Immediate != nil }
+
+// Waiting reports whether the request waits on a prompt; when it does not (and has no
+// Immediate answer) it is answered NoVerdict at once.
+func (p Parked) Waiting() bool { return p.w != nil }
+
+// NoVerdict is the answer when no verdict comes (nil: the empty 200).
+func (p Parked) NoVerdict() any { return p.job.NoVerdict }
+
+// Ended reports whether the prompt a waiting request parked on has ended already (a
+// retry that re-attached to a decided prompt), so there is nothing to hold.
+func (p Parked) Ended() bool { return p.w != nil && p.w.Ended() }
+
+// Service runs the park use case.
+type Service struct {
+	elicit *elicit.Service
+	rules  *rules.Service // nil: no Gatehouse rules
+	slots  chan struct{}
+}
+
+// New returns a Service that lets slots requests prepare at once.
+func New(el *elicit.Service, rs *rules.Service, slots int) *Service {
+	return &Service{elicit: el, rules: rs, slots: make(chan struct{}, slots)}
+}
+
+// TryPark prepares and parks at once when a slot is free; ok false when every slot is
+// taken (the caller may hold the request off net/http, then call Park).
+func (s *Service) TryPark(ctx context.Context, prepare Prepare) (p Parked, ok bool, err error) {
+	select {
+	case s.slots <- struct{}{}:
+		p, err = s.inSlot(ctx, prepare)
+		return p, true, err
+	default:
+		return Parked{}, false, nil
+	}
+}
+
+// Park waits for a slot to prepare, then prepares and parks. It returns
+// elicit.ErrClientGone when ctx ended while waiting: nothing was parked.
+func (s *Service) Park(ctx context.Context, prepare Prepare) (Parked, error) {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return Parked{}, elicit.ErrClientGone
+	}
+	return s.inSlot(ctx, prepare)
+}
+
+// inSlot runs prepare, the rules and attaching the prompt on a short-lived goroutine,
+// which gives back the caller's slot (before the caller hears back, so a caller that
+// goes on at once finds it free); the caller's goroutine — which then waits — keeps the
+// small stack it has (see elicit.Waiter).
+func (s *Service) inSlot(ctx context.Context, prepare Prepare) (Parked, error) {
+	type ready struct {
+		p   Parked
+		err error
+	}
+	ch := make(chan ready, 1)
+	go func() {
+		p, err := s.prepareAndAttach(ctx, prepare)
+		<-s.slots
+		ch <- ready{p, err}
+	}()
+	r := <-ch
+	return r.p, r.err
+}
+
+// prepareAndAttach is inSlot's work.
+func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (p Parked, err error) {
+	defer func() {
+		// A goroutine of its own is beyond any Recover middleware: a panic is the
+		// request's 500.
+		if r := recover(); r != nil {
+			p, err = Parked{}, fmt.Errorf("panic while preparing a park: %v\n%s", r, debug.Stack())
+		}
+	}()
+	j, err := prepare()
+	if err != nil || j.Immediate != nil || !j.Level.CanPark() {
+		return Parked{job: j}, err
+	}
+	j.Prompt.TokenID = j.TokenID
+	if answered, err := s.applyRules(ctx, j); err != nil || answered {
+		return Parked{job: j}, err
+	}
+	// The wait is the caller's: one of their parked requests, at most
+	// --max-parked-per-person (429 beyond; answers given at once above never count).
+	j.Prompt.Person = j.Person
+	w, err := s.elicit.Attach(ctx, j.Prompt)
+	// The prompt is stored and published now, the rules applied; the wait needs
+	// neither (a parked request keeps only how to answer).
+	j.Prompt, j.Subject = elicit.Prompt{}, nil
+	return Parked{job: j, w: w}, err
+}
+
+// Await waits for the prompt's verdict and returns the answer in the agent's protocol
+// (nil: the empty "no verdict" 200). The caller calls v.Answered once it is out.
+func (p Parked) Await(ctx context.Context) (v elicit.Verdict, reply any, err error) {
+	v, err = p.w.WaitToAnswer(ctx)
+	if err != nil {
+		return v, nil, err
+	}
+	j := p.job
+	if v.Status == models.StatusExpired {
+		if j.OnTimeout != nil {
+			return v, j.Answer(*j.OnTimeout, ""), nil
+		}
+		if j.OwnWait && j.TimedOut != nil {
+			return v, j.TimedOut, nil
+		}
+	}
+	if !v.Decided() {
+		return v, j.NoVerdict, nil
+	}
+	return v, j.Answer(v.Result, resolvedBy(v.Row)), nil
+}
+
+// resolvedBy is who decided a row ("" when it does not say).
+func resolvedBy(row *models.Elicitation) string {
+	if row == nil || row.ResolvedBy == nil {
+		return ""
+	}
+	return *row.ResolvedBy
+}
+
+// applyRules runs Gatehouse's rules on a request about to park: an allow or deny rule
+// answers it at once (recorded as decided by the rule), an ask rule gives it the rule's
+// wait and timeout answer. Requests without a subject (questions, forms) are left alone.
+//
+// answered reports that the request needs no wait: j.Immediate holds the rule's
+// verdict, or — when a retry found its prompt ended without one — is nil for the "no
+// verdict" answer.
+func (s *Service) applyRules(ctx context.Context, j *Job) (answered bool, err error) {
+	if s.rules == nil || j.Subject == nil {
+		return false, nil
+	}
+	j.Subject.Session = j.Prompt.Session
+	applied, err := s.rules.Apply(ctx, j.Prompt, *j.Subject)
+	if err != nil || applied == nil {
+		return false, err
+	}
+	if applied.Verdict != nil {
+		if applied.Verdict.Decided() {
+			j.Immediate = j.Answer(applied.Verdict.Result, resolvedBy(applied.Verdict.Row))
+		}
+		return true, nil
+	}
+	j.Prompt, j.OnTimeout, j.OwnWait = applied.Prompt, applied.OnTimeout, true
+	return false, nil
+}
+
+// Retire cancels sess's pending prompts of origin whose params match says were
+// settled elsewhere (Codex's serverRequest/resolved), recorded as cancelled by by. The
+// parked request for each then answers "cancel", which the agent no longer reads; the
+// prompt leaves every inbox. only, when set, is the hooks-only token asking: it retires
+// only what it parked. It returns the ids retired.
+func (s *Service) Retire(ctx context.Context, sess *models.Session, origin string, match func(map[string]any) bool, by, only string) ([]string, error) {
+	_, rows, err := s.elicit.PendingFor(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	retired := []string{}
+	for _, row := range rows {
+		if row.SessionID != sess.ID || row.Origin != origin || (only != "" && !row.ParkedWith(only)) {
+			continue // a hooks-only token retires only what it parked
+		}
+		if !match(row.DecodeParams().All) {
+			continue
+		}
+		out, err := s.elicit.Resolve(ctx, sess.ID, row.ID, elicit.Result{Action: elicit.ActionCancel}, by, models.ViaEvent)
+		if err != nil {
+			return nil, err
+		}
+		if out.Outcome == elicit.OutcomeResolved {
+			retired = append(retired, row.ID)
+		}
+	}
+	return retired, nil
+}
