@@ -38,7 +38,7 @@ func TestLifecycleEventsLoggedExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The decision commits; the process dies before its event is logged.
-	if row, err := st.DecideElicitation(ctx, crashed.ID, child.ID, store.Decision{Status: models.StatusResolved, Action: "decline",
+	if row, err := st.DecideElicitation(ctx, crashed.ID, child.ID, models.Decision{Status: models.StatusResolved, Action: "decline",
 		By: "local", Via: models.ViaAPI, At: time.Now().UTC()}); err != nil || row == nil {
 		t.Fatalf("decide: %v %v", row, err)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -30,24 +29,6 @@ func (s *Store) GetElicitation(ctx context.Context, id string) (*models.Elicitat
 	return &e, nil
 }
 
-// Decision is what deciding a row writes.
-type Decision struct {
-	Status  string
-	Action  string
-	Content json.RawMessage
-	By      string
-	Via     string
-	At      time.Time
-	// OnlyIfLeaseAsSeen makes the decision lose when a waiter renewed the prompt's
-	// lease (on any replica) after the caller looked: lease_until must still be
-	// SeenLease. Comparing the stamp itself, not times, keeps replicas' clocks out of
-	// the race.
-	OnlyIfLeaseAsSeen bool
-	SeenLease         time.Time
-	// RuleID, when set, records the Gatehouse rule that made the decision.
-	RuleID string
-}
-
 // pgLiveLink is the version 2 hash of the decided row d after the head's hash.
 var pgLiveLink = pgLinkV2("d", audit.KindLive, "audit_head.hash")
 
@@ -66,7 +47,7 @@ const DecidedChannel = "gatehouse_decided"
 // free), hashes in SQL (sha256, audit version 2) over every column of the decided row
 // as stored, and inserts the chain row. On SQLite (one writer at a time anyway) a
 // short transaction does the same in Go.
-func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d Decision) (*models.Elicitation, error) {
+func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d models.Decision) (*models.Elicitation, error) {
 	// Both databases keep microseconds; the hash covers exactly what is stored.
 	d.At = d.At.UTC().Truncate(time.Microsecond)
 	var action *string
