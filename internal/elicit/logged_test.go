@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -61,7 +60,7 @@ func TestLifecycleEventsLoggedExactlyOnce(t *testing.T) {
 	}
 	// A replica that read the prompt as unlogged a moment ago logs its step again: the
 	// log takes it only once.
-	again, err := st.AppendEvents(ctx, []store.LoggedEvent{{SessionID: child.ID, Type: elicit.EventResolved, Data: []byte(`{}`),
+	again, err := st.AppendEvents(ctx, []models.LoggedEvent{{SessionID: child.ID, Type: elicit.EventResolved, Data: []byte(`{}`),
 		ElicitationID: crashed.ID, Stage: models.LoggedResolved}}, nil)
 	if err != nil || again[0].ID != 0 {
 		t.Fatalf("a step logged twice: %+v %v", again, err)

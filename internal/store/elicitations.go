@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/gatehouse-dev/gatehouse/internal/audit"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -31,9 +32,6 @@ func (s *Store) GetElicitation(ctx context.Context, id string) (*models.Elicitat
 
 // pgLiveLink is the version 2 hash of the decided row d after the head's hash.
 var pgLiveLink = pgLinkV2("d", audit.KindLive, "audit_head.hash")
-
-// DecidedChannel is the Postgres NOTIFY channel carrying the ids of decided prompts.
-const DecidedChannel = "gatehouse_decided"
 
 // DecideElicitation moves the row from pending to d.Status when, and only when, it is
 // still pending and owned by sessionID, and returns the decided row — read back by the
@@ -89,7 +87,7 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d m
 		c AS (INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled)
 			SELECT h.seq, d.id, h.prev_hash, h.hash, ` + strconv.Itoa(audit.Current) + `, FALSE FROM d CROSS JOIN h)
 		SELECT d.* FROM d
-			CROSS JOIN LATERAL (SELECT pg_notify('` + DecidedChannel + `', d.id)) AS notified`
+			CROSS JOIN LATERAL (SELECT pg_notify('` + stream.DecidedChannel + `', d.id)) AS notified`
 	var rows []models.Elicitation
 	err := s.w(ctx).Raw(query, args...).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {

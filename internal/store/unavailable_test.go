@@ -64,7 +64,7 @@ func TestStoreUnavailableWhileDown(t *testing.T) {
 			return err
 		},
 		"transaction": func() error {
-			_, err := st.AppendEvents(ctx, []store.LoggedEvent{{SessionID: e.SessionID, Type: "t", Data: []byte("{}")}}, nil)
+			_, err := st.AppendEvents(ctx, []models.LoggedEvent{{SessionID: e.SessionID, Type: "t", Data: []byte("{}")}}, nil)
 			return err
 		},
 	}
