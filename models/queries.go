@@ -18,3 +18,14 @@ type PendingQuery struct {
 	// Limit bounds the answer (newest first).
 	Limit int
 }
+
+// RuleFilter says which rules ListRules returns: every rule (All), or those created by
+// User, scoped to one of the session trees Roots, or made by one of Editors (anyone
+// when AnyEditor) with an agent scope naming one of Agents, a directory scope or a
+// global scope — the rules that can answer in the trees.
+type RuleFilter struct {
+	All                    bool
+	User                   string
+	Roots, Agents, Editors []string
+	AnyEditor              bool
+}
