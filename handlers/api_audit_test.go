@@ -27,7 +27,7 @@ import (
 
 // auditDecide parks a prompt in sid directly in the store and decides it through the
 // store's deciding statement (the one every path uses), at at.
-func auditDecide(t *testing.T, st *store.Store, sid, eid string, d store.Decision) {
+func auditDecide(t *testing.T, st *store.Store, sid, eid string, d models.Decision) {
 	t.Helper()
 	ctx := context.Background()
 	params, _ := json.Marshal(map[string]any{"message": "run " + eid + "?", "tool_input": map[string]any{"command": "echo <ok> & \"quoted\""}})
@@ -93,11 +93,11 @@ func TestAuditExportFiltersFormatsAndAccess(t *testing.T) {
 
 		t0 := time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)
 		at := func(h int) time.Time { return t0.Add(time.Duration(h) * time.Hour) }
-		auditDecide(t, st, aRoot, "a1", store.Decision{Status: models.StatusResolved, Action: "accept", By: "alice@example.com", Via: models.ViaPage, At: at(0)})
-		auditDecide(t, st, bRoot, "b1", store.Decision{Status: models.StatusResolved, Action: "accept", By: "bob@example.com", Via: models.ViaAPI, At: at(1)})
-		auditDecide(t, st, aChild, "a2", store.Decision{Status: models.StatusResolved, Action: "decline", Content: json.RawMessage(`{"reason": "no\nway"}`), By: "alice@example.com", Via: models.ViaInbox, At: at(2)})
-		auditDecide(t, st, aChild, "a3", store.Decision{Status: models.StatusExpired, By: "gatehouse", Via: models.ViaTimeout, At: at(3)})
-		auditDecide(t, st, aRoot, "a4", store.Decision{Status: models.StatusResolved, Action: "accept", By: "dave@example.com", Via: models.ViaAPI, At: at(4)})
+		auditDecide(t, st, aRoot, "a1", models.Decision{Status: models.StatusResolved, Action: "accept", By: "alice@example.com", Via: models.ViaPage, At: at(0)})
+		auditDecide(t, st, bRoot, "b1", models.Decision{Status: models.StatusResolved, Action: "accept", By: "bob@example.com", Via: models.ViaAPI, At: at(1)})
+		auditDecide(t, st, aChild, "a2", models.Decision{Status: models.StatusResolved, Action: "decline", Content: json.RawMessage(`{"reason": "no\nway"}`), By: "alice@example.com", Via: models.ViaInbox, At: at(2)})
+		auditDecide(t, st, aChild, "a3", models.Decision{Status: models.StatusExpired, By: "gatehouse", Via: models.ViaTimeout, At: at(3)})
+		auditDecide(t, st, aRoot, "a4", models.Decision{Status: models.StatusResolved, Action: "accept", By: "dave@example.com", Via: models.ViaAPI, At: at(4)})
 		// And one decided the way a person does: a parked hook answered through the API.
 		p, eid, _ := alice.ParkClaude(t, aRoot, aRoot, "Bash", map[string]any{"command": "make deploy"})
 		if r := alice.Do(t, http.MethodPost, "/v1/sessions/"+aRoot+"/elicitations/"+eid+"/resolve", map[string]any{"action": "accept"}); r.Status != http.StatusAccepted {

@@ -60,6 +60,16 @@ func TestInboxStreamIgnoresOtherTrees(t *testing.T) {
 		worker := alice.CreateSession(t, alice.CreateAgent(t), alpha, "alpha-worker")
 		grantLevel(t, alice, alpha, "bob@example.com", "read") // visible, but nothing to decide
 		bobs := bob.CreateSession(t, bob.CreateAgent(t), "", "bob's")
+		// The setup announced bob's grants (the read grant, his new tree) over the bus;
+		// on Postgres those notes reach this replica's listener asynchronously. One that
+		// arrived after the inbox stream opened would rightly make it re-check and
+		// re-build once — a build no prompt caused. The listener hands on notifications
+		// in commit order, so once a sentinel published after the setup is here, every
+		// note of the setup has been taken in, before the inbox stream exists.
+		api := bob.OpenStream(t, "/v1/sessions/"+bobs+"/stream")
+		api.WaitHeartbeat(t)
+		coreUntilSentinel(t, bob, api, bobs)
+		api.Close()
 
 		st := bob.OpenStream(t, "/inbox/events")
 		st.WaitFor(t, "inbox", 10*time.Second)

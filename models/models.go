@@ -1,6 +1,11 @@
 // Package models holds the GORM structs that mirror Gatehouse's tables and the small
 // state helpers around them. The schema itself is owned by the versioned SQL in
 // migrations/; these structs only describe it to GORM (no AutoMigrate).
+//
+// It also holds the values the store interfaces speak besides rows (a Decision, a
+// PendingQuery, an OutboxPlan, ...): each domain package declares the store methods
+// it needs, internal/store implements them, and both sides share these types without
+// importing each other.
 package models
 
 import (

@@ -38,3 +38,26 @@ const (
 	DeliveryFailed    = "failed"
 	DeliverySkipped   = "skipped"
 )
+
+// OutboxPlan is what planning one prompt decided: the deliveries to add, the stage the
+// prompt reaches, and the pending, never-tried deliveries to skip (with why).
+type OutboxPlan struct {
+	Add     []Notification
+	Stage   int
+	Skip    []int64
+	SkipWhy string
+}
+
+// DeliveryResult is how one claimed delivery ended, or when it is tried next.
+type DeliveryResult struct {
+	ID    int64
+	State string
+	// Ref is what the channel returned (delivered only).
+	Ref string
+	// Error explains a failure, a retry or a skip.
+	Error string
+	// RetryAt is when a pending (retried) delivery is due again.
+	RetryAt time.Time
+	// Requeue gives the claim's attempt back: the delivery was put off, not tried.
+	Requeue bool
+}

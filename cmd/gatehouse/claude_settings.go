@@ -74,7 +74,7 @@ func runClaudeSettings(args []string, getenv func(string) string, stdout, stderr
 	}
 	publicURL := fs.String("public-url", env("GATEHOUSE_PUBLIC_URL", ""), "absolute base URL Claude Code reaches Gatehouse at (env GATEHOUSE_PUBLIC_URL)")
 	addr := fs.String("addr", env("GATEHOUSE_ADDR", "127.0.0.1:8080"), "the server's listen address, used when --public-url is empty (env GATEHOUSE_ADDR)")
-	authMode := fs.String("auth", env("GATEHOUSE_AUTH", "none"), "the server's auth mode: none or header (env GATEHOUSE_AUTH)")
+	authMode := fs.String("auth", env("GATEHOUSE_AUTH", "none"), "the server's auth mode: none, header or oidc (env GATEHOUSE_AUTH; oidc hooks carry an API token)")
 	authHeader := fs.String("auth-header", env("GATEHOUSE_AUTH_HEADER", "X-Forwarded-Email"), "identity header in header mode (env GATEHOUSE_AUTH_HEADER)")
 	timeout := fs.String("elicitation-timeout", env("GATEHOUSE_ELICITATION_TIMEOUT", "24h"), "the server's longest wait (env GATEHOUSE_ELICITATION_TIMEOUT)")
 	events := fs.String("events", "PermissionRequest", "comma-separated hook events to send: PermissionRequest, PreToolUse, Elicitation "+
@@ -154,9 +154,14 @@ func claudeSettings(o claudeSettingsOptions) (map[string]any, []string, error) {
 			hookTimeoutMax))
 	}
 	timeout := int64(math.Ceil(wait.Seconds()))
+	if o.Auth == "oidc" && o.TokenEnv == "" {
+		// Signing in with the provider is for browsers; a hook identifies its person
+		// with an API token.
+		o.TokenEnv = "GATEHOUSE_TOKEN"
+	}
 	switch {
-	case o.Auth != "none" && o.Auth != "header":
-		return nil, nil, fmt.Errorf("--auth: want none or header, got %q", o.Auth)
+	case o.Auth != "none" && o.Auth != "header" && o.Auth != "oidc":
+		return nil, nil, fmt.Errorf("--auth: want none, header or oidc, got %q", o.Auth)
 	case o.Command != "":
 		// The forwarder reads the token from GATEHOUSE_TOKEN, or the variable named here.
 		hook = claudeHook{Type: "command", Command: shellQuote(o.Command) + " hook claude --url " + shellQuote(base)}

@@ -267,3 +267,28 @@ func TestClaudeSettingsTokenSnippetReachesTheServer(t *testing.T) {
 		t.Fatalf("dana's sessions = %v", list)
 	}
 }
+
+// TestClaudeSettingsOIDC: next to a server run with --auth oidc (flag or
+// GATEHOUSE_AUTH), the snippet's hooks carry an API token — signing in with the
+// provider is for browsers.
+func TestClaudeSettingsOIDC(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{nil, []string{"--auth", "oidc", "--public-url", "https://gh.example.com"}},
+		{map[string]string{"GATEHOUSE_AUTH": "oidc", "GATEHOUSE_PUBLIC_URL": "https://gh.example.com"}, nil},
+	} {
+		code, s, notes := claudeSettingsRun(t, tc.env, tc.args...)
+		if code != 0 {
+			t.Fatalf("%v %v: exit %d: %s", tc.env, tc.args, code, notes)
+		}
+		h, _ := hookOf(t, s, "PermissionRequest")
+		if got, _ := json.Marshal(h["headers"]); string(got) != `{"Authorization":"Bearer $GATEHOUSE_TOKEN"}` {
+			t.Errorf("%v %v: headers = %s", tc.env, tc.args, got)
+		}
+		if !strings.Contains(notes, "GATEHOUSE_TOKEN") {
+			t.Errorf("%v %v: notes = %q", tc.env, tc.args, notes)
+		}
+	}
+}

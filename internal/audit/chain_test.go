@@ -68,7 +68,7 @@ func TestDecisionsFormOneChain(t *testing.T) {
 		sess := newSession(t, st, "")
 		ids := park(t, st, sess, "e", 4)
 		at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC) // nanoseconds: stored as micro
-		decisions := []store.Decision{
+		decisions := []models.Decision{
 			{Status: models.StatusResolved, Action: "accept", Content: json.RawMessage(`{"answer": "yes", "n": [1, 2]}`), By: "alice", Via: models.ViaPage, At: at},
 			{Status: models.StatusResolved, Action: "decline", By: "bob", Via: models.ViaAPI, At: at.Add(time.Second)},
 			{Status: models.StatusExpired, By: "gatehouse", Via: models.ViaTimeout, At: at.Add(2 * time.Second)},
@@ -132,7 +132,7 @@ func TestConcurrentDecidersOnTwoReplicasFormOneChain(t *testing.T) {
 				defer wg.Done()
 				for i := range n {
 					i := (i + w*7) % n
-					row, err := st.DecideElicitation(ctx, ids[i], sess.ID, store.Decision{Status: models.StatusResolved,
+					row, err := st.DecideElicitation(ctx, ids[i], sess.ID, models.Decision{Status: models.StatusResolved,
 						Action: "accept", By: fmt.Sprintf("worker%d", w), Via: models.ViaAPI, At: time.Now()})
 					if err != nil {
 						t.Error(err)
@@ -168,7 +168,7 @@ func TestVerifyNamesTheFirstTamperedRow(t *testing.T) {
 		sess := newSession(t, st, "")
 		ids := park(t, st, sess, "t", 6)
 		for _, id := range ids {
-			if _, err := st.DecideElicitation(ctx, id, sess.ID, store.Decision{Status: models.StatusResolved, Action: "decline",
+			if _, err := st.DecideElicitation(ctx, id, sess.ID, models.Decision{Status: models.StatusResolved, Action: "decline",
 				By: "alice", Via: models.ViaPage, At: time.Now()}); err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/audit"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -55,7 +54,7 @@ func TestEditingAnyColumnBreaksTheChain(t *testing.T) {
 				CreatedAt: now, ExpiresAt: now.Add(time.Hour), CallKey: &key}); err != nil {
 				t.Fatal(err)
 			}
-			if row, err := st.DecideElicitation(ctx, ids[i], sess.ID, store.Decision{Status: models.StatusResolved, Action: "decline",
+			if row, err := st.DecideElicitation(ctx, ids[i], sess.ID, models.Decision{Status: models.StatusResolved, Action: "decline",
 				Content: json.RawMessage(`{"answer":"yes"}`), By: "alice", Via: models.ViaRule, RuleID: "rule_1", At: now}); err != nil || row == nil {
 				t.Fatalf("decide: %v %v", row, err)
 			}

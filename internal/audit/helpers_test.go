@@ -28,7 +28,7 @@ func sqlExec(t *testing.T, db testserver.DB, st *store.Store) func(q string, arg
 }
 
 // decideAll decides each prompt through the store's deciding statement.
-func decideAll(t *testing.T, st *store.Store, sess *models.Session, ids []string, d store.Decision) {
+func decideAll(t *testing.T, st *store.Store, sess *models.Session, ids []string, d models.Decision) {
 	t.Helper()
 	for _, id := range ids {
 		if row, err := st.DecideElicitation(context.Background(), id, sess.ID, d); err != nil || row == nil {
@@ -37,8 +37,8 @@ func decideAll(t *testing.T, st *store.Store, sess *models.Session, ids []string
 	}
 }
 
-func decline(by string) store.Decision {
-	return store.Decision{Status: models.StatusResolved, Action: "decline", By: by, Via: models.ViaPage, At: time.Now()}
+func decline(by string) models.Decision {
+	return models.Decision{Status: models.StatusResolved, Action: "decline", By: by, Via: models.ViaPage, At: time.Now()}
 }
 
 // chain reads the whole chain.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -90,7 +89,7 @@ func (s *Service) AbandonLapsed(ctx context.Context) (int, error) {
 		if row.LeaseUntil == nil {
 			continue
 		}
-		done, err := s.decide(ctx, row.ID, row.SessionID, store.Decision{
+		done, err := s.decide(ctx, row.ID, row.SessionID, models.Decision{
 			Status: models.StatusAbandoned, By: "gatehouse", Via: models.ViaGrace, At: s.clock.Now(),
 			OnlyIfLeaseAsSeen: true, SeenLease: *row.LeaseUntil,
 		})

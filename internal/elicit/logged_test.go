@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -38,7 +37,7 @@ func TestLifecycleEventsLoggedExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The decision commits; the process dies before its event is logged.
-	if row, err := st.DecideElicitation(ctx, crashed.ID, child.ID, store.Decision{Status: models.StatusResolved, Action: "decline",
+	if row, err := st.DecideElicitation(ctx, crashed.ID, child.ID, models.Decision{Status: models.StatusResolved, Action: "decline",
 		By: "local", Via: models.ViaAPI, At: time.Now().UTC()}); err != nil || row == nil {
 		t.Fatalf("decide: %v %v", row, err)
 	}
@@ -61,7 +60,7 @@ func TestLifecycleEventsLoggedExactlyOnce(t *testing.T) {
 	}
 	// A replica that read the prompt as unlogged a moment ago logs its step again: the
 	// log takes it only once.
-	again, err := st.AppendEvents(ctx, []store.LoggedEvent{{SessionID: child.ID, Type: elicit.EventResolved, Data: []byte(`{}`),
+	again, err := st.AppendEvents(ctx, []models.LoggedEvent{{SessionID: child.ID, Type: elicit.EventResolved, Data: []byte(`{}`),
 		ElicitationID: crashed.ID, Stage: models.LoggedResolved}}, nil)
 	if err != nil || again[0].ID != 0 {
 		t.Fatalf("a step logged twice: %+v %v", again, err)

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -33,7 +33,7 @@ func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, vi
 	if err := r.checkStorable(); err != nil {
 		return Outcome{}, err
 	}
-	d := store.Decision{Status: models.StatusResolved, Action: r.Action, By: by, Via: via, At: s.clock.Now()}
+	d := models.Decision{Status: models.StatusResolved, Action: r.Action, By: by, Via: via, At: s.clock.Now()}
 	if r.Content != nil {
 		var err error
 		if d.Content, err = json.Marshal(r.Content); err != nil {
@@ -52,7 +52,7 @@ func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, vi
 		return Outcome{Outcome: OutcomeResolved, Row: done}, nil
 	}
 	cur, err := s.GetInSession(ctx, sid, eid)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, errs.ErrNotFound) {
 		return Outcome{Outcome: OutcomeNotFound}, nil
 	}
 	if err != nil {
@@ -67,7 +67,7 @@ func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, vi
 
 // decide commits d when row is still pending, then — only after the commit — publishes
 // the resolved event on the owner and every ancestor and wakes the waiters.
-func (s *Service) decide(ctx context.Context, id, sessionID string, d store.Decision) (*models.Elicitation, error) {
+func (s *Service) decide(ctx context.Context, id, sessionID string, d models.Decision) (*models.Elicitation, error) {
 	// A decision must not be half-done because the person's HTTP client hung up: once
 	// the statement is sent, waking and publishing follow whatever the caller does.
 	ctx = context.WithoutCancel(ctx)
@@ -241,7 +241,7 @@ func (s *Service) GetParkedWith(ctx context.Context, sid, eid, tokenID string) (
 		return row, err
 	}
 	if !row.ParkedWith(tokenID) {
-		return nil, store.ErrNotFound
+		return nil, errs.ErrNotFound
 	}
 	return row, nil
 }
@@ -257,7 +257,7 @@ func (s *Service) Get(ctx context.Context, eid string) (*models.Elicitation, err
 func (s *Service) GetInSession(ctx context.Context, sid, eid string) (*models.Elicitation, error) {
 	row, err := s.store.GetElicitation(ctx, eid)
 	if err == nil && row.SessionID != sid {
-		return nil, store.ErrNotFound
+		return nil, errs.ErrNotFound
 	}
 	return row, err
 }

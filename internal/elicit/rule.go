@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -20,7 +19,7 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r Result, by, rule
 		return Verdict{}, err
 	}
 	if row.IsPending() {
-		d := store.Decision{Status: models.StatusResolved, Action: r.Action, By: by, Via: models.ViaRule,
+		d := models.Decision{Status: models.StatusResolved, Action: r.Action, By: by, Via: models.ViaRule,
 			At: s.clock.Now(), RuleID: ruleID}
 		if r.Content != nil {
 			if d.Content, err = json.Marshal(r.Content); err != nil {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -28,7 +27,7 @@ type Store interface {
 	GetSession(ctx context.Context, id string) (*models.Session, error)
 	InsertElicitation(ctx context.Context, e *models.Elicitation) error
 	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)
-	DecideElicitation(ctx context.Context, id, sessionID string, d store.Decision) (*models.Elicitation, error)
+	DecideElicitation(ctx context.Context, id, sessionID string, d models.Decision) (*models.Elicitation, error)
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
 	ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error)
@@ -241,7 +240,7 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 				row.LeaseUntil = &lease
 			}
 			return row, nil // re-attach: the row is already published
-		case !errors.Is(err, store.ErrNotFound):
+		case !errors.Is(err, errs.ErrNotFound):
 			return nil, err
 		}
 	}
@@ -281,7 +280,7 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 		row.TokenID = &p.TokenID
 	}
 	if err := s.store.InsertElicitation(ctx, row); err != nil {
-		if errors.Is(err, store.ErrConflict) {
+		if errors.Is(err, errs.ErrConflict) {
 			// A concurrent retry with the same id inserted first: attach to it.
 			return s.open(ctx, p, false, waited)
 		}
@@ -306,7 +305,7 @@ var ErrClientGone = errors.New("client went away")
 
 // finish ends a wait without a human verdict; if a human won the race, theirs stands.
 func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, via string) (Verdict, error) {
-	if _, err := s.decide(ctx, row.ID, row.SessionID, store.Decision{Status: status, By: "gatehouse", Via: via, At: s.clock.Now()}); err != nil {
+	if _, err := s.decide(ctx, row.ID, row.SessionID, models.Decision{Status: status, By: "gatehouse", Via: via, At: s.clock.Now()}); err != nil {
 		return Verdict{}, err
 	}
 	cur, err := s.store.GetElicitation(ctx, row.ID)
@@ -354,7 +353,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for i := range rows {
-		done, err := s.decide(ctx, rows[i].ID, rows[i].SessionID, store.Decision{Status: models.StatusExpired, By: "gatehouse", Via: models.ViaTimeout, At: s.clock.Now()})
+		done, err := s.decide(ctx, rows[i].ID, rows[i].SessionID, models.Decision{Status: models.StatusExpired, By: "gatehouse", Via: models.ViaTimeout, At: s.clock.Now()})
 		if err != nil {
 			return n, err
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // Filter narrows the inbox: every set field must match. It travels as the query
@@ -90,8 +90,8 @@ func (f Filter) Query() string {
 
 // query turns f into the store query over the trees in roots; ok is false when
 // nothing can match (a session filter naming a session outside those trees).
-func (s *Service) query(ctx context.Context, roots []string, f Filter) (store.PendingQuery, bool, error) {
-	q := store.PendingQuery{RootIDs: roots, Agent: f.Agent, Tool: f.Tool, Limit: MaxPending}
+func (s *Service) query(ctx context.Context, roots []string, f Filter) (models.PendingQuery, bool, error) {
+	q := models.PendingQuery{RootIDs: roots, Agent: f.Agent, Tool: f.Tool, Limit: MaxPending}
 	if f.OlderThan > 0 {
 		q.CreatedBefore = s.now().Add(-f.OlderThan)
 	}

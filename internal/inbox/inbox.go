@@ -15,7 +15,6 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -30,7 +29,7 @@ const (
 // Store is what the inbox reads.
 type Store interface {
 	ListRootsVisibleTo(ctx context.Context, user string) ([]models.Session, error)
-	PendingMatching(ctx context.Context, q store.PendingQuery) ([]models.Elicitation, error)
+	PendingMatching(ctx context.Context, q models.PendingQuery) ([]models.Elicitation, error)
 	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	RecentDecidedInSubtree(ctx context.Context, path string, limit int) ([]models.Elicitation, error)

@@ -14,7 +14,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/prompt"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -200,7 +199,7 @@ func (s *Service) checkAction(ctx context.Context, token, presenter string) (*li
 		return nil, nil, nil, errs.Forbidden("this link was sent to someone else")
 	}
 	e, err := s.store.GetElicitation(ctx, c.Elicitation)
-	if errors.Is(err, store.ErrNotFound) || err == nil && e.SessionID != c.Session {
+	if errors.Is(err, errs.ErrNotFound) || err == nil && e.SessionID != c.Session {
 		return nil, nil, nil, errs.NotFound("the request of this link no longer exists")
 	}
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -122,7 +121,7 @@ func (s *Service) sendBatch(ctx context.Context, rows []models.Notification) {
 		s.log.Error("notifications: load prompts", "err", err)
 		return // the claims lapse and the deliveries are tried again
 	}
-	results := make([]store.DeliveryResult, len(rows))
+	results := make([]models.DeliveryResult, len(rows))
 	sem := make(chan struct{}, sendersPerBatch)
 	var wg sync.WaitGroup
 	for i := range rows {
@@ -206,9 +205,9 @@ func (s *Service) loadContext(ctx context.Context, rows []models.Notification) (
 }
 
 // deliver sends one delivery and says how it went.
-func (s *Service) deliver(ctx context.Context, n *models.Notification, c *batchContext) store.DeliveryResult {
-	r := store.DeliveryResult{ID: n.ID}
-	skip := func(why string) store.DeliveryResult {
+func (s *Service) deliver(ctx context.Context, n *models.Notification, c *batchContext) models.DeliveryResult {
+	r := models.DeliveryResult{ID: n.ID}
+	skip := func(why string) models.DeliveryResult {
 		r.State, r.Error = models.DeliverySkipped, why
 		return r
 	}
@@ -275,7 +274,7 @@ const editLevel = 2
 
 // failed records a failed attempt: retried with backoff, unless it was the last
 // attempt or the error is permanent.
-func (s *Service) failed(n *models.Notification, r store.DeliveryResult, err error) store.DeliveryResult {
+func (s *Service) failed(n *models.Notification, r models.DeliveryResult, err error) models.DeliveryResult {
 	r.Error = bounded(err.Error(), 300)
 	if IsPermanent(err) || n.Attempts >= s.o.Attempts {
 		r.State = models.DeliveryFailed

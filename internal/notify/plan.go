@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -19,7 +18,7 @@ func (s *Service) planAll(ctx context.Context) (int, error) {
 		if err != nil || len(rows) == 0 {
 			return total, err
 		}
-		announce := map[string]store.OutboxPlan{}
+		announce := map[string]models.OutboxPlan{}
 		var decided []models.Elicitation
 		for i := range rows {
 			if rows[i].Status != models.StatusPending {
@@ -44,9 +43,9 @@ func (s *Service) planAll(ctx context.Context) (int, error) {
 // was (or may still be) delivered, so every channel that showed the question shows
 // the answer; announcements and reminders nobody has tried yet are skipped. A prompt
 // decided before anyone was told gets nothing.
-func (s *Service) followUp(e *models.Elicitation, have []models.Notification) store.OutboxPlan {
+func (s *Service) followUp(e *models.Elicitation, have []models.Notification) models.OutboxPlan {
 	now := s.o.Now()
-	p := store.OutboxPlan{Stage: models.NotifiedAll, SkipWhy: "answered before it was sent"}
+	p := models.OutboxPlan{Stage: models.NotifiedAll, SkipWhy: "answered before it was sent"}
 	for _, n := range have {
 		switch {
 		case n.Kind == KindCreated && (n.State == models.DeliveryDelivered || n.State == models.DeliveryPending && n.Attempts > 0):
@@ -62,9 +61,9 @@ func (s *Service) followUp(e *models.Elicitation, have []models.Notification) st
 // announce plans a pending prompt's "created" deliveries: one per person with edit
 // access, channel and device, timed by the person's delay and quiet hours, and a
 // reminder before it expires if they asked for one.
-func (s *Service) announce(ctx context.Context, e *models.Elicitation) (store.OutboxPlan, error) {
+func (s *Service) announce(ctx context.Context, e *models.Elicitation) (models.OutboxPlan, error) {
 	now := s.o.Now()
-	p := store.OutboxPlan{Stage: models.NotifiedCreated}
+	p := models.OutboxPlan{Stage: models.NotifiedCreated}
 	sess, err := s.store.GetSession(ctx, e.SessionID)
 	if err != nil {
 		return p, err

@@ -7,17 +7,16 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // Store is the persistence notifications need (internal/store implements it).
 type Store interface {
 	Unplanned(ctx context.Context, limit int) ([]models.Elicitation, error)
-	ApplyOutboxPlans(ctx context.Context, announce map[string]store.OutboxPlan, decided []models.Elicitation,
-		followUp func(e *models.Elicitation, have []models.Notification) store.OutboxPlan) (int, error)
+	ApplyOutboxPlans(ctx context.Context, announce map[string]models.OutboxPlan, decided []models.Elicitation,
+		followUp func(e *models.Elicitation, have []models.Notification) models.OutboxPlan) (int, error)
 	ClaimDeliveries(ctx context.Context, now, claimUntil time.Time, limit int) ([]models.Notification, error)
-	FinishDeliveries(ctx context.Context, at time.Time, results []store.DeliveryResult) error
+	FinishDeliveries(ctx context.Context, at time.Time, results []models.DeliveryResult) error
 	NotificationsOf(ctx context.Context, eid string) ([]models.Notification, error)
 	NotificationsOfMany(ctx context.Context, eids []string) ([]models.Notification, error)
 	ElicitationsByID(ctx context.Context, ids []string) ([]models.Elicitation, error)

@@ -22,7 +22,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -48,9 +47,26 @@ const (
 // IDPrefix starts every rule id.
 const IDPrefix = "rule_"
 
+// Store is the persistence rules need (internal/store implements it). A rule that
+// does not exist is errs.ErrNotFound.
+type Store interface {
+	InsertRule(ctx context.Context, r *models.Rule) error
+	GetRule(ctx context.Context, id string) (*models.Rule, error)
+	// LiveRulesForTool lists tool's rules neither revoked nor expired at now, oldest
+	// first, read from the database every time (so a revocation applies on every
+	// replica at once).
+	LiveRulesForTool(ctx context.Context, tool string, now time.Time) ([]models.Rule, error)
+	ListRules(ctx context.Context, f models.RuleFilter, limit int) ([]models.Rule, error)
+	// RevokeRule stamps the rule revoked unless it already is; false when it was.
+	RevokeRule(ctx context.Context, id, by string, at time.Time) (bool, error)
+	RuleFired(ctx context.Context, id string, at time.Time) error
+	ListRootsVisibleTo(ctx context.Context, user string) ([]models.Session, error)
+	ListPermissions(ctx context.Context, rootID string) ([]models.Permission, error)
+}
+
 // Service is the rules use case.
 type Service struct {
-	store    *store.Store
+	store    Store
 	sessions *sessions.Service
 	access   *auth.Checker
 	elicit   *elicit.Service
@@ -60,7 +76,7 @@ type Service struct {
 }
 
 // New builds the service.
-func New(st *store.Store, sess *sessions.Service, access *auth.Checker, core *elicit.Service) *Service {
+func New(st Store, sess *sessions.Service, access *auth.Checker, core *elicit.Service) *Service {
 	return &Service{store: st, sessions: sess, access: access, elicit: core, now: func() time.Time { return time.Now().UTC() }}
 }
 
@@ -356,13 +372,13 @@ func (s *Service) timeout(in Input, r *models.Rule) error {
 // off or user is an admin).
 func (s *Service) List(ctx context.Context, user string) ([]models.Rule, error) {
 	if s.access.SeesAll(user) {
-		return s.store.ListRules(ctx, store.RuleFilter{All: true}, 1000)
+		return s.store.ListRules(ctx, models.RuleFilter{All: true}, 1000)
 	}
 	rc, err := s.reachOf(ctx, user)
 	if err != nil {
 		return nil, err
 	}
-	return s.store.ListRules(ctx, store.RuleFilter{User: user, Roots: rc.roots, Agents: rc.agents,
+	return s.store.ListRules(ctx, models.RuleFilter{User: user, Roots: rc.roots, Agents: rc.agents,
 		Editors: rc.editors, AnyEditor: rc.anyEditor}, 1000)
 }
 
@@ -372,7 +388,7 @@ func (s *Service) Get(ctx context.Context, user, id string) (*models.Rule, error
 		return nil, errs.NotFound("rule not found")
 	}
 	r, err := s.store.GetRule(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, errs.ErrNotFound) {
 		return nil, errs.NotFound("rule not found")
 	}
 	if err != nil {
@@ -453,7 +469,7 @@ func (s *Service) reachOf(ctx context.Context, user string) (reach, error) {
 			if auth.Level(g.Level) < auth.Edit {
 				continue
 			}
-			if g.User == store.PublicUser {
+			if g.User == auth.PublicUser {
 				rc.anyEditor = true
 			} else if !seen[g.User] {
 				seen[g.User] = true

@@ -13,13 +13,36 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
+// Store is the persistence sessions need (internal/store implements it). A lookup of a
+// row that does not exist is errs.ErrNotFound.
+type Store interface {
+	CreateAgent(ctx context.Context, a *models.Agent) error
+	GetAgent(ctx context.Context, id string) (*models.Agent, error)
+	FindAgentByName(ctx context.Context, user, name string) (*models.Agent, error)
+	ListAgents(ctx context.Context, user string) ([]models.Agent, error)
+	// CreateSession inserts a session, and the owner grant when it is top level, in
+	// one transaction; a duplicate child title is errs.ErrConflict.
+	CreateSession(ctx context.Context, sess *models.Session, owner *models.Permission) error
+	GetSession(ctx context.Context, id string) (*models.Session, error)
+	FindSessionByExternal(ctx context.Context, user, external string) (*models.Session, error)
+	FindChildByTitle(ctx context.Context, parent, title string) (*models.Session, error)
+	Ancestors(ctx context.Context, sess *models.Session) ([]models.Session, error)
+	Descendants(ctx context.Context, sess *models.Session) ([]models.Session, error)
+	ListChildren(ctx context.Context, parent string) ([]models.Session, error)
+	ListRootsVisibleTo(ctx context.Context, user string) ([]models.Session, error)
+	CountPendingInSubtrees(ctx context.Context, ids []string) (map[string]int, error)
+	GrantLevel(ctx context.Context, rootID, user string) (int, error)
+	ListPermissions(ctx context.Context, rootID string) ([]models.Permission, error)
+	PutPermission(ctx context.Context, p *models.Permission) error
+	DeletePermission(ctx context.Context, rootID, user string) (bool, error)
+}
+
 // Service is the session and agent API's domain.
 type Service struct {
-	store  *store.Store
+	store  Store
 	access *auth.Checker
 	now    func() time.Time
 	// grantChanged is told, after commit, of every grant created, changed or removed.
@@ -27,7 +50,7 @@ type Service struct {
 }
 
 // New builds the service.
-func New(st *store.Store, access *auth.Checker) *Service {
+func New(st Store, access *auth.Checker) *Service {
 	return &Service{store: st, access: access, now: func() time.Time { return time.Now().UTC() }}
 }
 
@@ -79,7 +102,7 @@ func (s *Service) GetAgent(ctx context.Context, user, id string) (*models.Agent,
 		return nil, errs.NotFound("agent not found")
 	}
 	a, err := s.store.GetAgent(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !s.access.SeesAll(user) && a.CreatedBy != user) {
+	if errors.Is(err, errs.ErrNotFound) || (err == nil && !s.access.SeesAll(user) && a.CreatedBy != user) {
 		return nil, errs.NotFound("agent not found")
 	}
 	return a, err
@@ -160,7 +183,7 @@ func (s *Service) CreateSession(ctx context.Context, user string, in SessionInpu
 		sess.Depth = parent.Depth + 1
 	}
 	if err := s.store.CreateSession(ctx, sess, owner); err != nil {
-		if errors.Is(err, store.ErrConflict) {
+		if errors.Is(err, errs.ErrConflict) {
 			return nil, errs.Conflict("a sibling session already has the title %q", in.Title)
 		}
 		return nil, err
@@ -185,7 +208,7 @@ func (s *Service) AuthorizeLevel(ctx context.Context, user, id string, need auth
 		return nil, auth.None, errs.NotFound("session not found")
 	}
 	sess, err := s.store.GetSession(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, errs.ErrNotFound) {
 		return nil, auth.None, errs.NotFound("session not found")
 	}
 	if err != nil {
@@ -343,12 +366,12 @@ func (s *Service) DeletePermission(ctx context.Context, sess *models.Session, us
 func (s *Service) FindOrCreateExternal(ctx context.Context, user, external, agentName, title string) (*models.Session, error) {
 	if sess, err := s.store.FindSessionByExternal(ctx, user, external); err == nil {
 		return sess, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, errs.ErrNotFound) {
 		return nil, err
 	}
 	// One agent per user and harness name, shared by all their external sessions.
 	a, err := s.store.FindAgentByName(ctx, user, agentName)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, errs.ErrNotFound) {
 		a, err = s.CreateAgent(ctx, user, AgentInput{Name: agentName})
 	}
 	if err != nil {

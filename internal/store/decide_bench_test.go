@@ -50,7 +50,7 @@ func BenchmarkDecide(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
 						i := next.Add(1) - 1
-						row, err := st.DecideElicitation(ctx, ids[i], "s", store.Decision{Status: models.StatusResolved, Action: "accept",
+						row, err := st.DecideElicitation(ctx, ids[i], "s", models.Decision{Status: models.StatusResolved, Action: "accept",
 							By: "alice", Via: models.ViaAPI, At: time.Now()})
 						if err != nil || row == nil {
 							b.Errorf("decide: %v %v", row, err)

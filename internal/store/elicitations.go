@@ -2,13 +2,13 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/gatehouse-dev/gatehouse/internal/audit"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -30,29 +30,8 @@ func (s *Store) GetElicitation(ctx context.Context, id string) (*models.Elicitat
 	return &e, nil
 }
 
-// Decision is what deciding a row writes.
-type Decision struct {
-	Status  string
-	Action  string
-	Content json.RawMessage
-	By      string
-	Via     string
-	At      time.Time
-	// OnlyIfLeaseAsSeen makes the decision lose when a waiter renewed the prompt's
-	// lease (on any replica) after the caller looked: lease_until must still be
-	// SeenLease. Comparing the stamp itself, not times, keeps replicas' clocks out of
-	// the race.
-	OnlyIfLeaseAsSeen bool
-	SeenLease         time.Time
-	// RuleID, when set, records the Gatehouse rule that made the decision.
-	RuleID string
-}
-
 // pgLiveLink is the version 2 hash of the decided row d after the head's hash.
 var pgLiveLink = pgLinkV2("d", audit.KindLive, "audit_head.hash")
-
-// DecidedChannel is the Postgres NOTIFY channel carrying the ids of decided prompts.
-const DecidedChannel = "gatehouse_decided"
 
 // DecideElicitation moves the row from pending to d.Status when, and only when, it is
 // still pending and owned by sessionID, and returns the decided row — read back by the
@@ -66,7 +45,7 @@ const DecidedChannel = "gatehouse_decided"
 // free), hashes in SQL (sha256, audit version 2) over every column of the decided row
 // as stored, and inserts the chain row. On SQLite (one writer at a time anyway) a
 // short transaction does the same in Go.
-func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d Decision) (*models.Elicitation, error) {
+func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d models.Decision) (*models.Elicitation, error) {
 	// Both databases keep microseconds; the hash covers exactly what is stored.
 	d.At = d.At.UTC().Truncate(time.Microsecond)
 	var action *string
@@ -108,7 +87,7 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d D
 		c AS (INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled)
 			SELECT h.seq, d.id, h.prev_hash, h.hash, ` + strconv.Itoa(audit.Current) + `, FALSE FROM d CROSS JOIN h)
 		SELECT d.* FROM d
-			CROSS JOIN LATERAL (SELECT pg_notify('` + DecidedChannel + `', d.id)) AS notified`
+			CROSS JOIN LATERAL (SELECT pg_notify('` + stream.DecidedChannel + `', d.id)) AS notified`
 	var rows []models.Elicitation
 	err := s.w(ctx).Raw(query, args...).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {

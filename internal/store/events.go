@@ -9,36 +9,15 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// SessionEvent is one row of the durable stream event log.
-type SessionEvent struct {
-	ID            int64 `gorm:"primaryKey;autoIncrement"`
-	SessionID     string
-	Seq           int64
-	Type          string
-	Data          string
-	ElicitationID *string
-	CreatedAt     time.Time
-}
-
-// LoggedEvent is what AppendEvents writes: one event for one session.
-type LoggedEvent struct {
-	SessionID     string
-	Type          string
-	Data          []byte
-	ElicitationID string
-	// Stage (models.LoggedRequest, models.LoggedResolved), when set, makes the event a
-	// lifecycle step of ElicitationID that is logged exactly once.
-	Stage int
-}
-
 // AppendEvents writes events to the log in one transaction, giving each the next
 // sequence number of its session, and returns the rows (with ids and seqs) aligned
 // with evs. An event with a Stage is written only if this transaction moves its prompt
 // to that stage; otherwise it was logged before, and its row comes back zero (ID 0).
-// afterCommit-style notification is the caller's job; notify, when set, runs inside
-// the transaction with the rows written (Postgres NOTIFY is delivered at commit).
-func (s *Store) AppendEvents(ctx context.Context, evs []LoggedEvent, notify func(tx *gorm.DB, rows []SessionEvent) error) ([]SessionEvent, error) {
-	var rows []SessionEvent
+// afterCommit-style notification is the caller's job; notify, when set, is given the
+// rows written and names a Postgres NOTIFY (channel and payload) that is sent inside
+// the transaction, so it is delivered at commit.
+func (s *Store) AppendEvents(ctx context.Context, evs []models.LoggedEvent, notify func(rows []models.SessionEvent) (channel, payload string)) ([]models.SessionEvent, error) {
+	var rows []models.SessionEvent
 	var err error
 	if s.dialect == SQLite && notify == nil {
 		// Every prompt is logged twice (parked, decided), each time on the path to a
@@ -51,7 +30,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []LoggedEvent, notify func
 			if rows, err = appendEvents(gormTx{tx}, evs); err != nil || notify == nil {
 				return err
 			}
-			written := make([]SessionEvent, 0, len(rows))
+			written := make([]models.SessionEvent, 0, len(rows))
 			for _, r := range rows {
 				if r.ID != 0 {
 					written = append(written, r)
@@ -60,17 +39,18 @@ func (s *Store) AppendEvents(ctx context.Context, evs []LoggedEvent, notify func
 			if len(written) == 0 {
 				return nil
 			}
-			return notify(tx, written)
+			channel, payload := notify(written)
+			return tx.Exec("SELECT pg_notify(?, ?)", channel, payload).Error
 		})
 	}
 	if err != nil {
-		return make([]SessionEvent, len(evs)), err
+		return make([]models.SessionEvent, len(evs)), err
 	}
 	return rows, nil
 }
 
-func (s *Store) appendEventsSQL(ctx context.Context, evs []LoggedEvent) ([]SessionEvent, error) {
-	var rows []SessionEvent
+func (s *Store) appendEventsSQL(ctx context.Context, evs []models.LoggedEvent) ([]models.SessionEvent, error) {
+	var rows []models.SessionEvent
 	err := s.writeSQL(ctx, func(tx sqlTx) error {
 		var err error
 		rows, err = appendEvents(tx, evs)
@@ -80,8 +60,8 @@ func (s *Store) appendEventsSQL(ctx context.Context, evs []LoggedEvent) ([]Sessi
 }
 
 // appendEvents is AppendEvents' work inside its transaction.
-func appendEvents(tx statements, evs []LoggedEvent) ([]SessionEvent, error) {
-	rows := make([]SessionEvent, len(evs))
+func appendEvents(tx statements, evs []models.LoggedEvent) ([]models.SessionEvent, error) {
+	rows := make([]models.SessionEvent, len(evs))
 	now := time.Now().UTC()
 	skip, err := claimStages(tx, evs)
 	if err != nil {
@@ -91,7 +71,7 @@ func appendEvents(tx statements, evs []LoggedEvent) ([]SessionEvent, error) {
 		if skip[i] {
 			continue
 		}
-		row := SessionEvent{SessionID: ev.SessionID, Type: ev.Type, Data: string(ev.Data), CreatedAt: now}
+		row := models.SessionEvent{SessionID: ev.SessionID, Type: ev.Type, Data: string(ev.Data), CreatedAt: now}
 		if err := tx.queryRow("UPDATE sessions SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq",
 			[]any{ev.SessionID}, &row.Seq); err != nil {
 			return nil, err
@@ -112,7 +92,7 @@ func appendEvents(tx statements, evs []LoggedEvent) ([]SessionEvent, error) {
 // claimStages moves each prompt named by a staged event to that stage, once per
 // (prompt, stage), and reports which events to skip: those whose prompt already was
 // that far. The row lock this takes orders two replicas logging the same step.
-func claimStages(tx statements, evs []LoggedEvent) ([]bool, error) {
+func claimStages(tx statements, evs []models.LoggedEvent) ([]bool, error) {
 	skip := make([]bool, len(evs))
 	type step struct {
 		id    string
@@ -151,8 +131,8 @@ func (s *Store) UnloggedElicitations(ctx context.Context, before time.Time, limi
 }
 
 // EventsByID loads log rows by id, in id order.
-func (s *Store) EventsByID(ctx context.Context, ids []int64) ([]SessionEvent, error) {
-	var rows []SessionEvent
+func (s *Store) EventsByID(ctx context.Context, ids []int64) ([]models.SessionEvent, error) {
+	var rows []models.SessionEvent
 	if len(ids) == 0 {
 		return rows, nil
 	}
@@ -160,8 +140,8 @@ func (s *Store) EventsByID(ctx context.Context, ids []int64) ([]SessionEvent, er
 }
 
 // EventsSince lists a session's events with seq > after, oldest first, at most limit.
-func (s *Store) EventsSince(ctx context.Context, sessionID string, after int64, limit int) ([]SessionEvent, error) {
-	var rows []SessionEvent
+func (s *Store) EventsSince(ctx context.Context, sessionID string, after int64, limit int) ([]models.SessionEvent, error) {
+	var rows []models.SessionEvent
 	return rows, s.ctx(ctx).Where("session_id = ? AND seq > ?", sessionID, after).
 		Order("seq").Limit(limit).Find(&rows).Error
 }
@@ -169,7 +149,7 @@ func (s *Store) EventsSince(ctx context.Context, sessionID string, after int64, 
 // OldestRetainedSeq returns the smallest retained seq of a session (0 when none).
 func (s *Store) OldestRetainedSeq(ctx context.Context, sessionID string) (int64, error) {
 	var seq *int64
-	err := s.ctx(ctx).Model(&SessionEvent{}).Select("MIN(seq)").Where("session_id = ?", sessionID).Scan(&seq).Error
+	err := s.ctx(ctx).Model(&models.SessionEvent{}).Select("MIN(seq)").Where("session_id = ?", sessionID).Scan(&seq).Error
 	if err != nil || seq == nil {
 		return 0, err
 	}
@@ -184,7 +164,7 @@ const pruneTimeout = 5 * time.Minute
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, pruneTimeout)
 	defer cancel()
-	res := s.w(ctx).Where("created_at < ?", before).Delete(&SessionEvent{})
+	res := s.w(ctx).Where("created_at < ?", before).Delete(&models.SessionEvent{})
 	return res.RowsAffected, res.Error
 }
 

@@ -34,15 +34,6 @@ func (s *Store) EditorsOf(ctx context.Context, rootID string) ([]string, error) 
 	return users, err
 }
 
-// OutboxPlan is what planning one prompt decided: the deliveries to add, the stage the
-// prompt reaches, and the pending, never-tried deliveries to skip (with why).
-type OutboxPlan struct {
-	Add     []models.Notification
-	Stage   int
-	Skip    []int64
-	SkipWhy string
-}
-
 // Unplanned lists up to limit prompts whose notifications are behind their stage:
 // pending prompts not yet announced, decided prompts not yet followed up; oldest first.
 // It only reads: ApplyOutboxPlans decides who plans each one.
@@ -64,8 +55,8 @@ func (s *Store) Unplanned(ctx context.Context, limit int) ([]models.Elicitation,
 // only, so the planner can never be part of a deadlock with the other writers that
 // lock several (lease renewal, event logging). It returns how many prompts this call
 // planned.
-func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]OutboxPlan, decided []models.Elicitation,
-	followUp func(e *models.Elicitation, have []models.Notification) OutboxPlan) (int, error) {
+func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]models.OutboxPlan, decided []models.Elicitation,
+	followUp func(e *models.Elicitation, have []models.Notification) models.OutboxPlan) (int, error) {
 	if s.dialect == SQLite {
 		// One writer at a time anyway, so no deadlock to avoid: one commit for the
 		// batch keeps the planner's share of the single writer small.
@@ -85,11 +76,11 @@ func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]Outbox
 
 // applyOutboxPlans is ApplyOutboxPlans on db: each prompt in a transaction of its own
 // (a savepoint when db is itself a transaction).
-func (s *Store) applyOutboxPlans(db *gorm.DB, announce map[string]OutboxPlan, decided []models.Elicitation,
-	followUp func(e *models.Elicitation, have []models.Notification) OutboxPlan) (int, error) {
+func (s *Store) applyOutboxPlans(db *gorm.DB, announce map[string]models.OutboxPlan, decided []models.Elicitation,
+	followUp func(e *models.Elicitation, have []models.Notification) models.OutboxPlan) (int, error) {
 	n := 0
 	for id, p := range announce {
-		won, err := planOne(db, func(tx *gorm.DB) (bool, *OutboxPlan, error) {
+		won, err := planOne(db, func(tx *gorm.DB) (bool, *models.OutboxPlan, error) {
 			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status = ?",
 				p.Stage, id, models.NotifiedNone, models.StatusPending)
 			return res.RowsAffected == 1, &p, res.Error
@@ -103,7 +94,7 @@ func (s *Store) applyOutboxPlans(db *gorm.DB, announce map[string]OutboxPlan, de
 	}
 	for i := range decided {
 		e := &decided[i]
-		won, err := planOne(db, func(tx *gorm.DB) (bool, *OutboxPlan, error) {
+		won, err := planOne(db, func(tx *gorm.DB) (bool, *models.OutboxPlan, error) {
 			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status <> ?",
 				models.NotifiedAll, e.ID, e.Notified, models.StatusPending)
 			if res.Error != nil || res.RowsAffected != 1 {
@@ -130,7 +121,7 @@ func (s *Store) applyOutboxPlans(db *gorm.DB, announce map[string]OutboxPlan, de
 
 // planOne runs one prompt's compare-and-set and, when it wins, writes the plan, in one
 // transaction.
-func planOne(db *gorm.DB, claim func(tx *gorm.DB) (bool, *OutboxPlan, error)) (bool, error) {
+func planOne(db *gorm.DB, claim func(tx *gorm.DB) (bool, *models.OutboxPlan, error)) (bool, error) {
 	won := false
 	err := db.Transaction(func(tx *gorm.DB) error {
 		ok, p, err := claim(tx)
@@ -169,23 +160,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, claimUntil time.Time, 
 	return rows, err
 }
 
-// DeliveryResult is how one claimed delivery ended, or when it is tried next.
-type DeliveryResult struct {
-	ID    int64
-	State string
-	// Ref is what the channel returned (delivered only).
-	Ref string
-	// Error explains a failure, a retry or a skip.
-	Error string
-	// RetryAt is when a pending (retried) delivery is due again.
-	RetryAt time.Time
-	// Requeue gives the claim's attempt back: the delivery was put off, not tried.
-	Requeue bool
-}
-
 // FinishDeliveries records results in one transaction. A delivery no longer pending
 // (a planner skipped it meanwhile) keeps its state unless it was in fact delivered.
-func (s *Store) FinishDeliveries(ctx context.Context, at time.Time, results []DeliveryResult) error {
+func (s *Store) FinishDeliveries(ctx context.Context, at time.Time, results []models.DeliveryResult) error {
 	if len(results) == 0 {
 		return nil
 	}

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
+)
 
 // Notify sends a Postgres NOTIFY on channel (outside any transaction: callers send it
 // after the change it announces has committed). It is a no-op on SQLite, where there
@@ -12,16 +16,9 @@ func (s *Store) Notify(ctx context.Context, channel, payload string) error {
 	return s.w(ctx).Exec("SELECT pg_notify(?, ?)", channel, payload).Error
 }
 
-// GrantsChannel is the Postgres NOTIFY channel on which replicas tell each other that
-// someone's access changed: a grant on a tree ({"root","user"}), or — with an empty
-// root — the end of one of a person's credentials (an API token revoked, a browser
-// signed out), after which every open stream of theirs re-checks what it was opened
-// with.
-const GrantsChannel = "gatehouse_grants"
-
-// accessEndedNotify is the SQL call that announces, on GrantsChannel, the end of a
-// credential of the person userExpr names (a column of the statement it is part of),
-// so the note is sent by the very statement that ends it.
+// accessEndedNotify is the SQL call that announces, on stream.GrantsChannel, the end
+// of a credential of the person userExpr names (a column of the statement it is part
+// of), so the note is sent by the very statement that ends it.
 func accessEndedNotify(userExpr string) string {
-	return `pg_notify('` + GrantsChannel + `', json_build_object('root', '', 'user', ` + userExpr + `)::text)`
+	return `pg_notify('` + stream.GrantsChannel + `', json_build_object('root', '', 'user', ` + userExpr + `)::text)`
 }

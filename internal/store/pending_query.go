@@ -2,31 +2,13 @@ package store
 
 import (
 	"context"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// PendingQuery narrows the pending prompts an inbox lists. Every set field must match;
-// the zero value lists every pending prompt (nil RootIDs: in any tree).
-type PendingQuery struct {
-	// RootIDs keeps prompts whose session belongs to one of these trees.
-	RootIDs []string
-	// Agent keeps prompts whose session runs under this agent, named by id or name.
-	Agent string
-	// SessionPath keeps prompts of that session and its sub-agents (a session's Path).
-	SessionPath string
-	// Tool keeps prompts for this tool (params.tool_name, exactly).
-	Tool string
-	// CreatedBefore keeps prompts asked before this instant.
-	CreatedBefore time.Time
-	// Limit bounds the answer (newest first).
-	Limit int
-}
-
 // PendingMatching lists the pending prompts q selects, newest first. The filters run in
 // the database, so a narrow query finds its prompts however many others are pending.
-func (s *Store) PendingMatching(ctx context.Context, q PendingQuery) ([]models.Elicitation, error) {
+func (s *Store) PendingMatching(ctx context.Context, q models.PendingQuery) ([]models.Elicitation, error) {
 	var rows []models.Elicitation
 	db := s.ctx(ctx).Where("status = ?", models.StatusPending)
 	sessions := s.ctx(ctx).Model(&models.Session{}).Select("id")

@@ -34,19 +34,8 @@ func (s *Store) LiveRulesForTool(ctx context.Context, tool string, now time.Time
 	return rows, err
 }
 
-// RuleFilter says which rules ListRules returns: every rule (All), or those created by
-// User, scoped to one of the session trees Roots, or made by one of Editors (anyone
-// when AnyEditor) with an agent scope naming one of Agents, a directory scope or a
-// global scope — the rules that can answer in the trees.
-type RuleFilter struct {
-	All                    bool
-	User                   string
-	Roots, Agents, Editors []string
-	AnyEditor              bool
-}
-
 // ListRules lists the rules f selects, newest first.
-func (s *Store) ListRules(ctx context.Context, f RuleFilter, limit int) ([]models.Rule, error) {
+func (s *Store) ListRules(ctx context.Context, f models.RuleFilter, limit int) ([]models.Rule, error) {
 	var rows []models.Rule
 	q := s.ctx(ctx)
 	if !f.All {

@@ -29,8 +29,8 @@ func (s *Store) SignInByHash(ctx context.Context, hash string) (*models.SignIn, 
 
 // DeleteSignIn removes the sign-in hash and returns whose it was (ok false when there
 // was none). On Postgres the same statement announces the end of that person's
-// credential on GrantsChannel (accessEndedNotify), so every replica's streams opened
-// with it re-check before they send anything committed after it.
+// credential on stream.GrantsChannel (accessEndedNotify), so every replica's streams
+// opened with it re-check before they send anything committed after it.
 func (s *Store) DeleteSignIn(ctx context.Context, hash string) (user string, ok bool, err error) {
 	var users []string
 	if s.dialect == Postgres {

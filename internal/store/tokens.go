@@ -42,7 +42,7 @@ func (s *Store) APITokenByID(ctx context.Context, id string) (*models.APIToken, 
 
 // RevokeAPIToken stamps owner's token id revoked; false when owner has no such live token.
 // On Postgres the same statement announces the end of owner's credential on
-// GrantsChannel (accessEndedNotify), so every replica hears of it with the commit:
+// stream.GrantsChannel (accessEndedNotify), so every replica hears of it with the commit:
 // an event committed after the revocation reaches a replica's streams only after the
 // note has made them re-check.
 func (s *Store) RevokeAPIToken(ctx context.Context, id, owner string, at time.Time) (bool, error) {

@@ -59,12 +59,12 @@ func TestStoreUnavailableWhileDown(t *testing.T) {
 		"ping": func() error { return st.Ping(ctx) },
 		"read": func() error { _, err := st.GetElicitation(ctx, e.ID); return err },
 		"decide": func() error {
-			_, err := st.DecideElicitation(ctx, e.ID, e.SessionID, store.Decision{Status: models.StatusResolved,
+			_, err := st.DecideElicitation(ctx, e.ID, e.SessionID, models.Decision{Status: models.StatusResolved,
 				Action: "accept", By: "u", Via: "api", At: time.Now().UTC()})
 			return err
 		},
 		"transaction": func() error {
-			_, err := st.AppendEvents(ctx, []store.LoggedEvent{{SessionID: e.SessionID, Type: "t", Data: []byte("{}")}}, nil)
+			_, err := st.AppendEvents(ctx, []models.LoggedEvent{{SessionID: e.SessionID, Type: "t", Data: []byte("{}")}}, nil)
 			return err
 		},
 	}
@@ -122,7 +122,7 @@ func TestStoreStatementTimeout(t *testing.T) {
 	start := time.Now()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := st.DecideElicitation(context.Background(), e.ID, e.SessionID, store.Decision{Status: models.StatusResolved,
+		_, err := st.DecideElicitation(context.Background(), e.ID, e.SessionID, models.Decision{Status: models.StatusResolved,
 			Action: "accept", By: "u", Via: "api", At: time.Now().UTC()})
 		errc <- err
 	}()

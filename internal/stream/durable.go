@@ -6,8 +6,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
+
+// EventLog is the durable log of session events both buses append to and replay
+// from (internal/store implements it).
+type EventLog interface {
+	// AppendEvents writes evs in one transaction and returns their rows, aligned with
+	// evs (a zero row: a lifecycle step logged before). notify, when set, names a
+	// NOTIFY sent inside that transaction for the rows written (Postgres only).
+	AppendEvents(ctx context.Context, evs []models.LoggedEvent, notify func(rows []models.SessionEvent) (channel, payload string)) ([]models.SessionEvent, error)
+	EventsByID(ctx context.Context, ids []int64) ([]models.SessionEvent, error)
+	EventsSince(ctx context.Context, sessionID string, after int64, limit int) ([]models.SessionEvent, error)
+	OldestRetainedSeq(ctx context.Context, sessionID string) (int64, error)
+	CurrentSeq(ctx context.Context, sessionID string) (int64, error)
+}
 
 // resumeLimit caps how many logged events one resume replays; a client further behind
 // resynchronises from the session snapshot instead.
@@ -17,7 +30,7 @@ const resumeLimit = 1000
 // (getting its per-session sequence number) and then fanned out in process.
 type Durable struct {
 	*Local
-	st  *store.Store
+	st  EventLog
 	log *slog.Logger
 	// mu keeps append order and fan-out order the same, so a subscriber never sees
 	// seq 6 before seq 5.
@@ -25,7 +38,7 @@ type Durable struct {
 }
 
 // NewDurable returns a logged, in-process bus over st.
-func NewDurable(st *store.Store, log *slog.Logger) *Durable {
+func NewDurable(st EventLog, log *slog.Logger) *Durable {
 	return &Durable{Local: NewLocal(), st: st, log: log}
 }
 
@@ -59,17 +72,17 @@ func (d *Durable) Head(ctx context.Context, session string) (int64, error) {
 	return d.st.CurrentSeq(ctx, session)
 }
 
-func toLogged(sessions []string, events []Event) []store.LoggedEvent {
-	out := make([]store.LoggedEvent, len(events))
+func toLogged(sessions []string, events []Event) []models.LoggedEvent {
+	out := make([]models.LoggedEvent, len(events))
 	for i, ev := range events {
-		out[i] = store.LoggedEvent{SessionID: sessions[i], Type: ev.Type, Data: ev.Data, ElicitationID: ev.ElicitationID, Stage: ev.Stage}
+		out[i] = models.LoggedEvent{SessionID: sessions[i], Type: ev.Type, Data: ev.Data, ElicitationID: ev.ElicitationID, Stage: ev.Stage}
 	}
 	return out
 }
 
 // logged keeps the events the log took (a staged event logged before is dropped:
 // whoever logged it delivered it), each with its sequence number.
-func logged(sessions []string, events []Event, rows []store.SessionEvent) ([]string, []Event) {
+func logged(sessions []string, events []Event, rows []models.SessionEvent) ([]string, []Event) {
 	var outS []string
 	var outE []Event
 	for i, ev := range events {
@@ -94,7 +107,7 @@ func unstaged(sessions []string, events []Event) ([]string, []Event) {
 	return outS, outE
 }
 
-func fromRow(r store.SessionEvent) Event {
+func fromRow(r models.SessionEvent) Event {
 	ev := Event{Type: r.Type, Data: []byte(r.Data), Seq: r.Seq}
 	if r.ElicitationID != nil {
 		ev.ElicitationID = *r.ElicitationID
@@ -102,7 +115,7 @@ func fromRow(r store.SessionEvent) Event {
 	return ev
 }
 
-func resume(ctx context.Context, st *store.Store, session string, after int64) ([]Event, bool, error) {
+func resume(ctx context.Context, st EventLog, session string, after int64) ([]Event, bool, error) {
 	// The head is read before the oldest retained event: an event appended in between
 	// then shows up as retained (and is replayed below) instead of as "nothing
 	// retained, yet something published" — which sent a client resuming a session's

@@ -13,17 +13,34 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"gorm.io/gorm"
 
-	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// Channels Gatehouse replicas LISTEN on.
+// Channels Gatehouse replicas LISTEN on. The decided and grants notes are sent by the
+// store's own statements, with the commit of the change they announce, so the store
+// names those two channels from here.
 const (
-	pgEventsChannel  = "gatehouse_events"
-	pgDecidedChannel = store.DecidedChannel
-	pgGrantsChannel  = store.GrantsChannel
+	pgEventsChannel = "gatehouse_events"
+	// DecidedChannel is the Postgres NOTIFY channel carrying the ids of decided prompts.
+	DecidedChannel = "gatehouse_decided"
+	// GrantsChannel is the Postgres NOTIFY channel on which replicas tell each other
+	// that someone's access changed: a grant on a tree ({"root","user"}), or — with an
+	// empty root — the end of one of a person's credentials (an API token revoked, a
+	// browser signed out), after which every open stream of theirs re-checks what it
+	// was opened with.
+	GrantsChannel = "gatehouse_grants"
 )
+
+// PostgresLog is the event log of a Postgres database, with what the many-replica bus
+// needs besides (internal/store implements it).
+type PostgresLog interface {
+	EventLog
+	// Notify sends a NOTIFY on channel, outside any transaction.
+	Notify(ctx context.Context, channel, payload string) error
+	// URL is the database's address; the bus opens its own LISTEN connection to it.
+	URL() string
+}
 
 // Postgres is the many-replica bus. Publishing appends events to the log and sends a
 // small NOTIFY (just the log ids) in the same transaction; every replica — this one
@@ -35,7 +52,7 @@ const (
 // disconnected to resume from the log with Last-Event-ID. Nothing is lost, only replayed.
 type Postgres struct {
 	local *Local
-	st    *store.Store
+	st    PostgresLog
 	dsn   string
 	log   *slog.Logger
 
@@ -61,7 +78,7 @@ const (
 )
 
 // NewPostgres returns a bus for st (a Postgres store). Call Run to start listening.
-func NewPostgres(st *store.Store, log *slog.Logger) *Postgres {
+func NewPostgres(st PostgresLog, log *slog.Logger) *Postgres {
 	return &Postgres{local: NewLocal(), st: st, dsn: st.URL(), log: log, ready: make(chan struct{})}
 }
 
@@ -99,12 +116,12 @@ func (p *Postgres) wake(id string) {
 func (p *Postgres) Publish(sessions []string, events []Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := p.st.AppendEvents(ctx, toLogged(sessions, events), func(tx *gorm.DB, rows []store.SessionEvent) error {
+	_, err := p.st.AppendEvents(ctx, toLogged(sessions, events), func(rows []models.SessionEvent) (string, string) {
 		ids := make([]string, len(rows))
 		for i, r := range rows {
 			ids[i] = strconv.FormatInt(r.ID, 10)
 		}
-		return tx.Exec("SELECT pg_notify(?, ?)", pgEventsChannel, strings.Join(ids, ",")).Error
+		return pgEventsChannel, strings.Join(ids, ",")
 	})
 	if err != nil {
 		// A prompt's lifecycle event is logged, and announced to every replica, by the
@@ -117,7 +134,7 @@ func (p *Postgres) Publish(sessions []string, events []Event) {
 
 // Decided implements Bus: local waiters wake at once. Other replicas hear of every
 // decision from the NOTIFY the deciding statement itself sends with its commit
-// (store.DecideElicitation), so there is nothing more to send here.
+// (see DecidedChannel), so there is nothing more to send here.
 func (p *Postgres) Decided(id string) {
 	p.wake(id)
 }
@@ -136,7 +153,7 @@ func (p *Postgres) GrantChanged(root, user string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	payload, _ := json.Marshal(grantNote{Root: root, User: user})
-	if err := p.st.Notify(ctx, pgGrantsChannel, string(payload)); err != nil {
+	if err := p.st.Notify(ctx, GrantsChannel, string(payload)); err != nil {
 		p.log.Error("notify grant change", "err", err)
 		p.grantChanged(root, user)
 	}
@@ -206,7 +223,7 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 	cctx, cancel := context.WithTimeout(ctx, listenConnectTimeout)
 	conn, err := pgx.Connect(cctx, p.dsn)
 	if err == nil {
-		for _, ch := range []string{pgEventsChannel, pgDecidedChannel, pgGrantsChannel} {
+		for _, ch := range []string{pgEventsChannel, DecidedChannel, GrantsChannel} {
 			if _, err = conn.Exec(cctx, "LISTEN "+ch); err != nil {
 				break
 			}
@@ -248,15 +265,15 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 			continue
 		}
 		switch n.Channel {
-		case pgDecidedChannel:
+		case DecidedChannel:
 			p.wake(n.Payload)
-		case pgGrantsChannel:
+		case GrantsChannel:
 			var g grantNote
 			if err := json.Unmarshal([]byte(n.Payload), &g); err != nil || (g.Root == "" && g.User == "") {
 				g = grantNote{} // unreadable: treat as "anything may have changed"
 			}
 			// An empty root with a user: one of that person's credentials ended
-			// (store.GrantsChannel); every stream of theirs re-checks.
+			// (GrantsChannel); every stream of theirs re-checks.
 			p.grantChanged(g.Root, g.User)
 		case pgEventsChannel:
 			if err := p.deliver(ctx, n.Payload); err != nil {

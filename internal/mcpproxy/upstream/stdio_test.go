@@ -170,9 +170,10 @@ func TestStdioCrashMidCall(t *testing.T) {
 // at the timeout, and the server, which is merely slow, keeps serving the session.
 func TestStdioSlowCallTimesOut(t *testing.T) {
 	srv := everything(t)
-	// Long enough for node to start on a loaded CI machine (the handshake counts too),
-	// well short of the 20 s operation.
-	srv.Timeout = 5 * time.Second
+	// The timeout bounds the handshake too, so it must cover node starting on a loaded
+	// machine (5 s did not, with every test binary of the suite running under -race),
+	// and stay well short of the 60 s operation.
+	srv.Timeout = 15 * time.Second
 	p := newPool(t, Options{}, srv)
 	ctx := t.Context()
 	if _, err := p.Call(ctx, "s", "tester", "everything__echo", json.RawMessage(`{"message":"warm up"}`)); err != nil {
@@ -180,9 +181,9 @@ func TestStdioSlowCallTimesOut(t *testing.T) {
 	}
 	pid := pidOf(t, p, "s", "everything")
 	start := time.Now()
-	_, err := p.Call(ctx, "s", "tester", "everything__trigger-long-running-operation", json.RawMessage(`{"duration":20,"steps":2}`))
-	asError(t, err, "MCP server everything did not answer within 5s")
-	if d := time.Since(start); d > 9*time.Second {
+	_, err := p.Call(ctx, "s", "tester", "everything__trigger-long-running-operation", json.RawMessage(`{"duration":60,"steps":2}`))
+	asError(t, err, "MCP server everything did not answer within 15s")
+	if d := time.Since(start); d > 19*time.Second {
 		t.Errorf("timeout reported after %v", d)
 	}
 	if _, err := p.Call(ctx, "s", "tester", "everything__echo", json.RawMessage(`{"message":"still here"}`)); err != nil {
