@@ -91,7 +91,7 @@ func (s *Server) holdWith(c echo.Context, answer func(ctx context.Context, line 
 }
 
 // heldAwait waits for a parked request's verdict and turns it into the answer; the
-// verdict is published once the answer is out (elicit.Verdict.Answered).
+// verdict is published once the answer is out (elicit.Ended.Answered).
 func (s *Server) heldAwait(ctx context.Context, p park.Parked, line []any) held.Answer {
 	v, reply, err := p.Await(ctx)
 	var a held.Answer

@@ -46,7 +46,7 @@ func TestVerdictPublishedAfterTheAnswer(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the prompt was not published")
 			}
-			verdict := make(chan elicit.Verdict, 1)
+			verdict := make(chan elicit.Ended, 1)
 			go func() {
 				v, err := w.WaitToAnswer(ctx)
 				if err != nil {
@@ -59,7 +59,7 @@ func TestVerdictPublishedAfterTheAnswer(t *testing.T) {
 				_, err := core.Resolve(ctx, sess.ID, w.ID(), elicit.Result{Action: elicit.ActionAccept}, "alice", models.ViaAPI)
 				resolved <- err
 			}()
-			var v elicit.Verdict
+			var v elicit.Ended
 			select {
 			case v = <-verdict:
 			case <-time.After(10 * time.Second):

@@ -13,22 +13,22 @@ import (
 // the audit trail and every page show the automatic decision like any other. When the
 // prompt was already decided — a retry of a request decided earlier — that verdict
 // stands and is returned instead.
-func (s *Service) DecideByRule(ctx context.Context, p Prompt, r Result, by, ruleID string) (Verdict, error) {
+func (s *Service) DecideByRule(ctx context.Context, p Prompt, r Result, by, ruleID string) (Ended, error) {
 	row, err := s.Open(ctx, p)
 	if err != nil {
-		return Verdict{}, err
+		return Ended{}, err
 	}
 	if row.IsPending() {
 		d := models.Decision{Status: models.StatusResolved, Action: r.Action, By: by, Via: models.ViaRule,
 			At: s.clock.Now(), RuleID: ruleID}
 		if r.Content != nil {
 			if d.Content, err = json.Marshal(r.Content); err != nil {
-				return Verdict{}, err
+				return Ended{}, err
 			}
 		}
 		done, err := s.decide(ctx, row.ID, row.SessionID, d)
 		if err != nil {
-			return Verdict{}, err
+			return Ended{}, err
 		}
 		if done != nil {
 			s.log.Info("elicitation decided by rule", "session_id", row.SessionID, "elicitation_id", row.ID,
@@ -38,7 +38,7 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r Result, by, rule
 	}
 	cur, err := s.store.GetElicitation(ctx, row.ID)
 	if err != nil {
-		return Verdict{}, err
+		return Ended{}, err
 	}
 	return verdictOf(cur), nil
 }

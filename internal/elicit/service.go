@@ -153,8 +153,8 @@ func (s *Service) Now() time.Time { return s.clock.Now() }
 // Timeout returns the configured longest wait.
 func (s *Service) Timeout() time.Duration { return s.timeout }
 
-// Verdict is what a parked request learns when it wakes.
-type Verdict struct {
+// Ended is how a prompt ended, as a parked request learns it when it wakes.
+type Ended struct {
 	// Status is resolved, expired or abandoned.
 	Status string
 	Result Result
@@ -166,7 +166,7 @@ type Verdict struct {
 
 // Answered tells the process that decided the prompt that this request's answer is
 // out, so it may go on publishing the decision. Safe to call on any verdict, again.
-func (v Verdict) Answered() {
+func (v Ended) Answered() {
 	if v.answered != nil {
 		v.answered()
 	}
@@ -174,7 +174,7 @@ func (v Verdict) Answered() {
 
 // Decided reports whether a human gave a verdict (as opposed to a timeout, abandonment
 // or shutdown, which are "no verdict").
-func (v Verdict) Decided() bool { return v.Status == models.StatusResolved }
+func (v Ended) Decided() bool { return v.Status == models.StatusResolved }
 
 // Prompt describes a request to park.
 type Prompt struct {
@@ -304,13 +304,13 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 var ErrClientGone = errors.New("client went away")
 
 // finish ends a wait without a human verdict; if a human won the race, theirs stands.
-func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, via string) (Verdict, error) {
+func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, via string) (Ended, error) {
 	if _, err := s.decide(ctx, row.ID, row.SessionID, models.Decision{Status: status, By: "gatehouse", Via: via, At: s.clock.Now()}); err != nil {
-		return Verdict{}, err
+		return Ended{}, err
 	}
 	cur, err := s.store.GetElicitation(ctx, row.ID)
 	if err != nil {
-		return Verdict{}, err
+		return Ended{}, err
 	}
 	return verdictOf(cur), nil
 }
@@ -364,8 +364,8 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func verdictOf(row *models.Elicitation) Verdict {
-	v := Verdict{Status: row.Status, Row: row}
+func verdictOf(row *models.Elicitation) Ended {
+	v := Ended{Status: row.Status, Row: row}
 	if row.Action != nil {
 		v.Result.Action = *row.Action
 	}

@@ -29,7 +29,7 @@ func TestShutdownWhileRequestsArrive(t *testing.T) {
 	const n = 40
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
-	verdicts := make(chan elicit.Verdict, n)
+	verdicts := make(chan elicit.Ended, n)
 	first := make(chan struct{}, n)
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -103,10 +103,10 @@ func TestShutdownWhileRequestsArrive(t *testing.T) {
 }
 
 // park attaches a waiter and waits, as a handler does.
-func park(ctx context.Context, core *elicit.Service, p elicit.Prompt) (elicit.Verdict, error) {
+func park(ctx context.Context, core *elicit.Service, p elicit.Prompt) (elicit.Ended, error) {
 	w, err := core.Attach(ctx, p)
 	if err != nil {
-		return elicit.Verdict{}, err
+		return elicit.Ended{}, err
 	}
 	return w.Wait(ctx)
 }

@@ -73,11 +73,11 @@ func (s *Service) endedPrompt(ctx context.Context, p Prompt) bool {
 // leave starts the grace of a prompt whose waiter goes away without a verdict: its
 // lease now ends one grace from now, and nobody here renews it. The returned verdict
 // is "no verdict", with the prompt still pending.
-func (s *Service) leave(ctx context.Context, row *models.Elicitation) Verdict {
+func (s *Service) leave(ctx context.Context, row *models.Elicitation) Ended {
 	if err := s.store.RenewLeases(ctx, []string{row.ID}, s.leaseFromNow()); err != nil {
 		s.log.Warn("start grace", "elicitation_id", row.ID, "err", err)
 	}
-	return Verdict{Status: models.StatusPending, Row: row}
+	return Ended{Status: models.StatusPending, Row: row}
 }
 
 func newWaiter(s *Service, ch chan wake, row *models.Elicitation) *Waiter {
@@ -105,7 +105,7 @@ func (w *Waiter) Close() {
 // (ErrClientGone). In the last two cases the prompt stays pending for the grace period
 // (see Service.Shutdown); at shutdown the verdict's Status is still pending, which
 // callers answer as "no verdict". It unregisters the waiter when it returns.
-func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
+func (w *Waiter) Wait(ctx context.Context) (Ended, error) {
 	v, err := w.WaitToAnswer(ctx)
 	v.Answered()
 	return v, err
@@ -116,7 +116,7 @@ func (w *Waiter) Wait(ctx context.Context) (Verdict, error) {
 // verdict is not published: on a small machine the decider's publishing — the event
 // log write, the streams' writes and their readers — competed with the one answer
 // someone is blocked on, and was most of the resolve → answer tail (issue 13).
-func (w *Waiter) WaitToAnswer(ctx context.Context) (Verdict, error) {
+func (w *Waiter) WaitToAnswer(ctx context.Context) (Ended, error) {
 	s := w.s
 	defer w.Close()
 	if w.done {
@@ -152,10 +152,10 @@ func (w *Waiter) WaitToAnswer(ctx context.Context) (Verdict, error) {
 			case <-s.shutdown:
 				// At shutdown the server ends request contexts too (so streams close):
 				// a request that sees both is owed the "no verdict" answer.
-				return Verdict{Status: models.StatusPending, Row: w.row}, nil
+				return Ended{Status: models.StatusPending, Row: w.row}, nil
 			default:
 			}
-			return Verdict{}, ErrClientGone
+			return Ended{}, ErrClientGone
 		}
 		// Woken: re-read the row, the truth. While the database is unavailable (a
 		// restart, a failover) the request stays parked and reads again shortly; a
@@ -167,7 +167,7 @@ func (w *Waiter) WaitToAnswer(ctx context.Context) (Verdict, error) {
 			s.log.Warn("parked request cannot read its prompt; retrying", "elicitation_id", w.row.ID, "err", err)
 			recheck = s.clock.After(unavailableRecheck)
 		case err != nil:
-			return Verdict{}, err
+			return Ended{}, err
 		case !cur.IsPending():
 			return verdictOf(cur), nil
 		}

@@ -13,7 +13,6 @@ var (
 	ErrForbidden         = errors.New("forbidden")
 	ErrUnauthorized      = errors.New("unauthorized")
 	ErrConflict          = errors.New("conflict")
-	ErrAlreadyDecided    = errors.New("already decided")
 	ErrRunnerUnavailable = errors.New("runner unavailable")
 	// ErrUnavailable means the database cannot be reached right now (down, restarting,
 	// failing over, or too slow to answer within the statement timeout). Nothing was

@@ -200,7 +200,7 @@ func (p *Proxy) hold(ctx context.Context, req Request, call mcp.ToolCall, prompt
 		return nil, nil, err
 	}
 	type waited struct {
-		v   elicit.Verdict
+		v   elicit.Ended
 		err error
 	}
 	done := make(chan waited, 1)

@@ -153,7 +153,7 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (p Park
 
 // Await waits for the prompt's verdict and returns the answer in the agent's protocol
 // (nil: the empty "no verdict" 200). The caller calls v.Answered once it is out.
-func (p Parked) Await(ctx context.Context) (v elicit.Verdict, reply any, err error) {
+func (p Parked) Await(ctx context.Context) (v elicit.Ended, reply any, err error) {
 	v, err = p.w.WaitToAnswer(ctx)
 	if err != nil {
 		return v, nil, err

@@ -155,17 +155,17 @@ func codexSuggestion(i int, method string, s codex.Suggestion) Suggestion {
 
 // submitRemember binds "approve and remember": the chosen suggestion (the first when
 // the form names none, as content.remember:true does) and its edited rules.
-func (p *Prompt) submitRemember(form url.Values) (Decision, bool) {
+func (p *Prompt) submitRemember(form url.Values) (models.Verdict, bool) {
 	if len(p.Suggestions) == 0 {
 		p.FormError = "This request cannot be remembered; approve it once instead."
-		return Decision{}, false
+		return models.Verdict{}, false
 	}
 	idx := 0
 	if v := form.Get(FieldRemember); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n >= len(p.Suggestions) {
 			p.FormError = "Choose one of the suggestions to remember."
-			return Decision{}, false
+			return models.Verdict{}, false
 		}
 		idx = n
 	}
@@ -196,13 +196,13 @@ func (p *Prompt) submitRemember(form url.Values) (Decision, bool) {
 			if j, ok := ruleIndex(fe.Field, len(chosen.Rules)); ok {
 				p.Suggestions[idx].Rules[j].Error = "This rule " + msg + "."
 				p.FormError = "The rule to remember is wider than what was suggested; see the field marked below."
-				return Decision{}, false
+				return models.Verdict{}, false
 			}
 		}
 		p.FormError = "This cannot be remembered: " + msg + "."
-		return Decision{}, false
+		return models.Verdict{}, false
 	}
-	return Decision{Action: ActionAccept, Content: content}, true
+	return models.Verdict{Action: ActionAccept, Content: content}, true
 }
 
 // Edited reports whether the person changed a rule of the suggestion.

@@ -3,6 +3,8 @@ package prompt
 import (
 	"net/url"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // ElicitationResult actions. They are spelled out here rather than imported from the
@@ -13,19 +15,12 @@ const (
 	ActionCancel  = "cancel"
 )
 
-// Decision is a validated verdict: an ElicitationResult's action and content, with
-// content values limited to what ElicitationResult allows (string, json.Number,
-// bool, []string).
-type Decision struct {
-	Action  string
-	Content map[string]any
-}
-
 // Submit binds a posted form onto the prompt — so a re-render shows what the person
 // entered, with an error beside each field that needs one — and returns the verdict
-// when the submission is valid. Nothing is decided here; an invalid submission must
+// when the submission is valid (its content values limited to what an
+// ElicitationResult allows: string, json.Number, bool, []string). Nothing is decided here; an invalid submission must
 // leave the prompt pending.
-func (p *Prompt) Submit(form url.Values) (Decision, bool) {
+func (p *Prompt) Submit(form url.Values) (models.Verdict, bool) {
 	action := form.Get(FieldAction)
 	fb := strings.TrimSpace(form.Get(FieldFeedback))
 	if p.AllowsFeedback() {
@@ -33,11 +28,11 @@ func (p *Prompt) Submit(form url.Values) (Decision, bool) {
 	}
 	switch action {
 	case ActionDecline, ActionCancel:
-		d := Decision{Action: action}
+		d := models.Verdict{Action: action}
 		if fb != "" && p.AllowsFeedback() {
 			if len(fb) > MaxFeedback {
 				p.FormError = "Keep the reason under 4,000 characters."
-				return Decision{}, false
+				return models.Verdict{}, false
 			}
 			d.Content = map[string]any{"feedback": fb}
 		}
@@ -47,7 +42,7 @@ func (p *Prompt) Submit(form url.Values) (Decision, bool) {
 	case ActionAccept:
 	default:
 		p.FormError = "Choose approve or reject."
-		return Decision{}, false
+		return models.Verdict{}, false
 	}
 	switch p.Kind {
 	case KindQuestion:
@@ -55,7 +50,7 @@ func (p *Prompt) Submit(form url.Values) (Decision, bool) {
 	case KindForm:
 		return p.submitForm(form)
 	}
-	d := Decision{Action: ActionAccept}
+	d := models.Verdict{Action: ActionAccept}
 	if p.approvalFlag != "" {
 		d.Content = map[string]any{p.approvalFlag: true}
 	}
@@ -63,7 +58,7 @@ func (p *Prompt) Submit(form url.Values) (Decision, bool) {
 }
 
 // submitAnswers keys each answer by the question's text, as Claude Code reads them.
-func (p *Prompt) submitAnswers(form url.Values) (Decision, bool) {
+func (p *Prompt) submitAnswers(form url.Values) (models.Verdict, bool) {
 	content := make(map[string]any, len(p.Questions))
 	ok := true
 	for i := range p.Questions {
@@ -77,13 +72,13 @@ func (p *Prompt) submitAnswers(form url.Values) (Decision, bool) {
 	}
 	if !ok {
 		p.FormError = "Answer every question, or reject."
-		return Decision{}, false
+		return models.Verdict{}, false
 	}
-	return Decision{Action: ActionAccept, Content: content}, true
+	return models.Verdict{Action: ActionAccept, Content: content}, true
 }
 
 // submitForm builds the content from the fields and validates it against the schema.
-func (p *Prompt) submitForm(form url.Values) (Decision, bool) {
+func (p *Prompt) submitForm(form url.Values) (models.Verdict, bool) {
 	content := map[string]any{}
 	ok := true
 	for i := range p.Fields {
@@ -113,9 +108,9 @@ func (p *Prompt) submitForm(form url.Values) (Decision, bool) {
 		if p.FormError == "" {
 			p.FormError = "Some answers need fixing; see the fields marked below."
 		}
-		return Decision{}, false
+		return models.Verdict{}, false
 	}
-	return Decision{Action: ActionAccept, Content: content}, true
+	return models.Verdict{Action: ActionAccept, Content: content}, true
 }
 
 func (p *Prompt) field(name string) *Field {

@@ -32,7 +32,7 @@ type Applied struct {
 	Rule *models.Rule
 	// Verdict is set when the rule answered (allow, deny): the prompt is already
 	// recorded as decided by the rule; nothing parks.
-	Verdict *elicit.Verdict
+	Verdict *elicit.Ended
 	// Prompt is, for an ask rule, the prompt to park instead: with the rule's wait and
 	// its id.
 	Prompt elicit.Prompt
