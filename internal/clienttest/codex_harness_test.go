@@ -175,20 +175,47 @@ type codexFixture struct {
 	token string // codexDeveloper's hooks-only API token
 }
 
-// codexHookScript forwards the hook payload to Gatehouse with the developer's API token
-// from the environment Codex runs the hook in, and prints the answer as is, like
-// `gatehouse hook codex --token-env GATEHOUSE_TOKEN` (a plain curl until the forwarder
-// is on main).
-const codexHookScript = `#!/bin/sh
-exec curl -sS -X POST -H 'Content-Type: application/json' -H "Authorization: Bearer $GATEHOUSE_TOKEN" --data-binary @- '%s/v1/hooks/codex'
-`
-
 // codexDeveloper owns the hooks-only API token Codex's hook sends; the prompts park
 // in their sessions and they decide on the approval page.
 const codexDeveloper = "dev@example.com"
 
 // codexBothHooks configures PermissionRequest and PreToolUse, as codex-settings prints.
 var codexBothHooks = []string{"PermissionRequest", "PreToolUse"}
+
+// codexSettingsFor runs `gatehouse codex-settings` as a user would — the hook command
+// is the built gatehouse binary forwarding with `gatehouse hook codex`, the token read
+// from GATEHOUSE_TOKEN — and keeps the hook blocks of events only, as a user deletes
+// the PreToolUse block the output's comment names to be asked only when Codex would.
+func codexSettingsFor(t *testing.T, gatehouse, url string, events []string) string {
+	t.Helper()
+	cmd := exec.Command(gatehouse, "codex-settings", "--url", url, "--token-env", "GATEHOUSE_TOKEN", "--command", gatehouse)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gatehouse codex-settings: %v\n%s", err, stderr.String())
+	}
+	blocks := strings.Split(string(out), "\n[[hooks.")
+	kept := blocks[0]
+	for _, b := range blocks[1:] {
+		for _, ev := range events {
+			if strings.HasPrefix(b, ev+"]]") || strings.HasPrefix(b, ev+".hooks]]") {
+				kept += "\n[[hooks." + b
+				break
+			}
+		}
+	}
+	for _, ev := range events {
+		if !strings.Contains(kept, "[[hooks."+ev+".hooks]]") {
+			t.Fatalf("codex-settings printed no %s hook:\n%s", ev, out)
+		}
+	}
+	if !strings.Contains(kept, "hook codex") {
+		t.Fatalf("codex-settings does not run `gatehouse hook codex`:\n%s", kept)
+	}
+	return kept
+}
 
 func newCodexFixture(t *testing.T, db testserver.DB, command string, events []string, flags ...string) *codexFixture {
 	t.Helper()
@@ -201,10 +228,6 @@ func newCodexFixture(t *testing.T, db testserver.DB, command string, events []st
 			"sandbox_permissions": "require_escalated"},
 		FinalText: "Finished.",
 	})
-	hook := filepath.Join(f.home, "gatehouse-hook.sh")
-	if err := os.WriteFile(hook, []byte(fmt.Sprintf(codexHookScript, f.tap.URL)), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	config := fmt.Sprintf(`model = "gpt-5.1-codex"
 model_provider = "fake"
 check_for_update_on_startup = false
@@ -217,14 +240,7 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 `, f.model.URL)
-	for _, ev := range events {
-		// The shape `gatehouse codex-settings` prints: PreToolUse for shell commands only.
-		config += fmt.Sprintf("\n[[hooks.%s]]\n", ev)
-		if ev == "PreToolUse" {
-			config += "matcher = \"Bash\" # shell commands only\n"
-		}
-		config += fmt.Sprintf("\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %q\ntimeout = 86430\n", ev, hook)
-	}
+	config += codexSettingsFor(t, buildGatehouse(t), f.tap.URL, events)
 	if err := os.WriteFile(filepath.Join(f.home, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
