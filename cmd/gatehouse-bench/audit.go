@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/store"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
 )
 
 // exportResult is one audit export run.
@@ -45,7 +44,7 @@ func auditExport(bin, url string, rows int) (exportResult, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	err = testserver.SeedAudit(ctx, st, sid, rows, 300)
+	err = st.SeedAudit(ctx, sid, rows, 300)
 	st.Close()
 	if err != nil {
 		return res, fmt.Errorf("seed: %w", err)

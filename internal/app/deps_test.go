@@ -17,11 +17,6 @@ var mayUseStore = []string{"internal/store", "internal/app", "cmd"}
 // so it may reach GORM too; in exchange no non-test code may import it.
 var testSupport = []string{"internal/testserver", "internal/testkit"}
 
-// mayImportTestSupport lists the non-test packages still allowed to import test
-// support. cmd/gatehouse-bench builds its benchmark server with internal/testserver;
-// that code is being moved out of the harness, and this entry goes with it.
-var mayImportTestSupport = []string{"cmd/gatehouse-bench"}
-
 // TestDependencyRules checks the layering with what the Go toolchain itself reports
 // (go list -deps, test files left out). The domain declares the persistence it needs
 // as small interfaces and only internal/store implements them with GORM, so no package
@@ -39,7 +34,7 @@ func TestDependencyRules(t *testing.T) {
 			t.Errorf("%s depends on GORM or internal/store (%s): a domain package declares the store interface it needs and internal/store implements it",
 				g.short(pkg), g.via(pkg, isStore))
 		}
-		if !isTestSupport(pkg) && !g.under(pkg, mayImportTestSupport...) && slices.ContainsFunc(g.deps[pkg], isTestSupport) {
+		if !isTestSupport(pkg) && slices.ContainsFunc(g.deps[pkg], isTestSupport) {
 			t.Errorf("%s depends on test support (%s), which only tests may use", g.short(pkg), g.via(pkg, isTestSupport))
 		}
 	}
