@@ -38,6 +38,13 @@ func (w *waiters) ids() []string {
 	return out
 }
 
+// has reports whether someone here waits on id.
+func (w *waiters) has(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m[id]) > 0
+}
+
 func (w *waiters) add(id string) chan wake {
 	c := make(chan wake, 1)
 	w.mu.Lock()
