@@ -62,7 +62,7 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if held, _ := c.Get(ctxHeld).(bool); held {
 			return nil
 		}
-		s.logRequest(requestLine(c), c.Response().Status, start, c.Request().URL.Path == "/healthz")
+		s.logRequest(requestLine(c), c.Response().Status, start, isRead(c.Request().Method))
 		return nil
 	}
 }
@@ -86,14 +86,21 @@ func logPath(r *http.Request) string {
 	return r.URL.Path
 }
 
-// logRequest writes a request's access log line (line: requestLine): a 5xx at warn,
-// a quiet one (healthz) at debug, the rest at info. Held requests write theirs when
+// isRead reports whether method only reads: its successful requests (pages, polls,
+// health checks, streams) are most of the traffic and say nothing happened.
+func isRead(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
+}
+
+// logRequest writes a request's access log line (line: requestLine): a 5xx at warn, a
+// read that succeeded at debug, the rest — writes, and every refusal — at info, so the
+// log at its default level says what happened. Held requests write theirs when
 // answered (hold).
-func (s *Server) logRequest(line []any, status int, start time.Time, quiet bool) {
+func (s *Server) logRequest(line []any, status int, start time.Time, read bool) {
 	lvl := slog.LevelInfo
 	if status >= 500 {
 		lvl = slog.LevelWarn
-	} else if quiet {
+	} else if read && status < 400 {
 		lvl = slog.LevelDebug
 	}
 	s.log.Log(context.Background(), lvl, "http", append(line[:len(line):len(line)], "status", status, "duration", time.Since(start))...)

@@ -84,7 +84,8 @@ func startLogged(t testing.TB, ln net.Listener, dbURL string, logw io.Writer, fl
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	log := slog.New(slog.NewTextHandler(logw, nil))
+	// Every level: a test reading the log sees what any configured level would write.
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
