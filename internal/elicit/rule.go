@@ -13,7 +13,7 @@ import (
 // the audit trail and every page show the automatic decision like any other. When the
 // prompt was already decided — a retry of a request decided earlier — that verdict
 // stands and is returned instead.
-func (s *Service) DecideByRule(ctx context.Context, p Prompt, r Result, by, ruleID string) (Ended, error) {
+func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, by, ruleID string) (Ended, error) {
 	row, err := s.Open(ctx, p)
 	if err != nil {
 		return Ended{}, err

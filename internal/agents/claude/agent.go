@@ -62,13 +62,13 @@ func (Agent) Decode(event string, body []byte) (*models.HookRequest, error) {
 	switch event {
 	case EventPermissionRequest:
 		r.Origin, r.Params = models.OriginClaudePermission, p.Params()
-		r.Answer = func(v models.Verdict) any { return p.PermissionDecision(Verdict(v)) }
+		r.Answer = func(v models.Verdict, by string) any { return p.PermissionDecision(v, by) }
 	case EventPreToolUse:
 		r.Origin, r.Params = models.OriginClaudePreToolUse, p.Params()
-		r.Answer = func(v models.Verdict) any { return p.PreToolUseDecision(Verdict(v)) }
+		r.Answer = func(v models.Verdict, by string) any { return p.PreToolUseDecision(v, by) }
 	default:
 		r.Origin, r.Params, r.RequestedSchema = models.OriginClaudeElicit, p.ElicitationParams(), p.RequestedSchema
-		r.Answer = func(v models.Verdict) any { return ElicitationDecision(Verdict(v)) }
+		r.Answer = func(v models.Verdict, _ string) any { return ElicitationDecision(v) }
 		return r, nil
 	}
 	r.Tool = &models.HookTool{Name: p.ToolName, Kind: KindOf(p.ToolName), Input: p.Input()}

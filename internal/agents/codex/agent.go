@@ -47,7 +47,7 @@ func (AppServer) Decode(_ string, body []byte) (*models.HookRequest, error) {
 		IDPrefix: IDPrefix, IDKey: req.CanonicalKey, Fingerprint: fp, Params: params,
 		// The app-server's answers have no place for a message: a decline is
 		// {"decision":"decline"} (or its method's equivalent) and nothing else.
-		Answer:             func(v models.Verdict) any { return req.Answer(v) },
+		Answer:             func(v models.Verdict, _ string) any { return req.Answer(v) },
 		InterruptOnDecline: true,
 	}
 	if req.Method == MethodMCPElicitation {

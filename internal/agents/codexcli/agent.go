@@ -30,7 +30,7 @@ func (Agent) Decode(event string, body []byte) (*models.HookRequest, error) {
 		ExternalSession: p.SessionID, ExternalKey: "codex:" + p.SessionID, Cwd: p.Cwd,
 		IDPrefix: IDPrefix, IDKey: p.Key, Params: p.Params(),
 		Tool:   &models.HookTool{Name: p.ToolName, Kind: KindOf(p.ToolName), Input: p.Input()},
-		Answer: func(v models.Verdict) any { return p.Answer(v) },
+		Answer: func(v models.Verdict, by string) any { return p.Answer(v, by) },
 	}, nil
 }
 

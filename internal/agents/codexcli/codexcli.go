@@ -177,15 +177,7 @@ func (p *Payload) Params() map[string]any {
 	return params
 }
 
-// Verdict is a verdict as this package reads it.
-type Verdict = models.Verdict
-
-func feedback(v Verdict) string {
-	s, _ := v.Content["feedback"].(string)
-	return strings.TrimSpace(s)
-}
-
-// Answer builds the hook output for a verdict.
+// Answer builds the hook output for verdict v, given by by.
 //
 // PermissionRequest: {"hookSpecificOutput":{"hookEventName":"PermissionRequest",
 // "decision":{"behavior":"allow"}}} or behavior "deny" with an optional message, which
@@ -195,33 +187,25 @@ func feedback(v Verdict) string {
 // are refused. An approval is therefore the empty object, which decides nothing: the
 // command goes on to Codex's own approval step (when it needs one), where its
 // PermissionRequest re-attaches to this same prompt and is allowed at once.
-func (p *Payload) Answer(v Verdict) map[string]any {
-	accepted := v.Action == "accept"
+func (p *Payload) Answer(v models.Verdict, by string) map[string]any {
+	accepted := v.Accepted()
 	switch p.HookEventName {
 	case EventPreToolUse:
 		if accepted {
 			return map[string]any{}
 		}
 		return map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": EventPreToolUse, "permissionDecision": "deny", "permissionDecisionReason": denyReason(v),
+			"hookEventName": EventPreToolUse, "permissionDecision": "deny", "permissionDecisionReason": v.DenyReason(by),
 		}}
 	default:
 		decision := map[string]any{"behavior": "allow"}
 		if !accepted {
-			decision = map[string]any{"behavior": "deny", "message": denyReason(v)}
+			decision = map[string]any{"behavior": "deny", "message": v.DenyReason(by)}
 		}
 		return map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": EventPermissionRequest, "decision": decision,
 		}}
 	}
-}
-
-// denyReason is the person's reason, or one naming who denied, in Gatehouse.
-func denyReason(v Verdict) string {
-	if fb := feedback(v); fb != "" {
-		return fb
-	}
-	return models.DeniedMessage(v.By)
 }
 
 func str(v any) string {
