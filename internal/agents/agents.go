@@ -32,6 +32,11 @@ type Agent interface {
 	// forwarder that fails closed; ok false when the event has none (the forwarder
 	// then blocks by exit status).
 	Deny(payload []byte, message string) (answer []byte, ok bool)
+	// Settings is the snippet that installs the agent's hooks as o asks (Claude Code's
+	// settings.json hooks, the Codex CLI's config.toml block), with notes for the
+	// person installing it; its errors name the option at fault. An agent with nothing
+	// to install returns models.ErrNoSettings.
+	Settings(o models.SettingsOptions) (models.Settings, error)
 }
 
 // Registry is the set of agents, by name.

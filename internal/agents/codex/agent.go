@@ -75,3 +75,9 @@ func rawRequestedSchema(body []byte) []byte {
 
 // Deny: the app-server's requests are answered through its bridge, not a forwarder.
 func (AppServer) Deny([]byte, string) ([]byte, bool) { return nil, false }
+
+// Settings: the app-server has no hook settings to install; its requests come through
+// a bridge that forwards them to a session route.
+func (AppServer) Settings(models.SettingsOptions) (models.Settings, error) {
+	return models.Settings{}, models.ErrNoSettings
+}
