@@ -33,12 +33,12 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, 
 		if done != nil {
 			s.log.Info("elicitation decided by rule", "session_id", row.SessionID, "elicitation_id", row.ID,
 				"origin", row.Origin, "action", r.Action, "rule_id", ruleID)
-			return verdictOf(done), nil
+			return endedOf(done), nil
 		}
 	}
 	cur, err := s.store.GetElicitation(ctx, row.ID)
 	if err != nil {
 		return Ended{}, err
 	}
-	return verdictOf(cur), nil
+	return endedOf(cur), nil
 }

@@ -313,7 +313,7 @@ func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, v
 	if err != nil {
 		return Ended{}, err
 	}
-	return verdictOf(cur), nil
+	return endedOf(cur), nil
 }
 
 // Shutdown answers every parked request with "no verdict" and waits (bounded by ctx)
@@ -365,7 +365,8 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func verdictOf(row *models.Elicitation) Ended {
+// endedOf is how a decided row ended, with its verdict.
+func endedOf(row *models.Elicitation) Ended {
 	v := Ended{Status: row.Status, Row: row}
 	if row.Action != nil {
 		v.Verdict.Action = *row.Action
