@@ -38,7 +38,7 @@ test: clients ## run every test with -race, on SQLite and (when GATEHOUSE_TEST_D
 FUZZTIME ?= 10s
 # Every fuzz target of a decoder of untrusted input, as package:FuzzName.
 FUZZ_TARGETS := \
-	./internal/elicit:FuzzParseResult \
+	./internal/elicit:FuzzParseVerdict \
 	./internal/agents/claude:FuzzDecode \
 	./internal/agents/codex:FuzzDecode \
 	./internal/agents/codexcli:FuzzDecode \

@@ -9,6 +9,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
+	"github.com/gatehouse-dev/gatehouse/models"
 	"github.com/gatehouse-dev/gatehouse/views"
 )
 
@@ -59,7 +60,7 @@ func (s *Server) useAction(c echo.Context) error {
 }
 
 func actionTitle(action string) string {
-	if action == notify.ActionAccept {
+	if action == models.ActionAccept {
 		return "Approve"
 	}
 	return "Reject"

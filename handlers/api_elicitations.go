@@ -21,7 +21,7 @@ func (s *Server) resolveElicitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	result, err := elicit.ParseResult(body)
+	result, err := elicit.ParseVerdict(body)
 	if err != nil {
 		return err
 	}
@@ -44,8 +44,8 @@ func (s *Server) resolveElicitation(c echo.Context) error {
 // a suggestion the prompt did not offer, or edits one wider than suggested — the check
 // the approval page makes, for verdicts given through the API. Verdicts that remember
 // nothing skip the read; an unknown or decided prompt is left to Resolve to report.
-func (s *Server) checkRemember(c echo.Context, sid, eid string, r elicit.Result) error {
-	if _, ok := r.Content[models.RememberKey]; !ok || r.Action != elicit.ActionAccept {
+func (s *Server) checkRemember(c echo.Context, sid, eid string, r models.Verdict) error {
+	if _, ok := r.Content[models.RememberKey]; !ok || r.Action != models.ActionAccept {
 		return nil
 	}
 	row, err := s.elicit.GetInSession(c.Request().Context(), sid, eid)
@@ -157,14 +157,14 @@ func (s *Server) postEvent(c echo.Context) error {
 			return bad("data", "must be an object")
 		}
 	}
-	var result elicit.Result
+	var result models.Verdict
 	var eid string
 	if ev.Type == "approval" {
 		// A malformed verdict is refused before anything else, as on the resolve URL.
 		if err := json.Unmarshal(data["elicitation_id"], &eid); err != nil || eid == "" {
 			return errs.Validation("data.elicitation_id", "is required")
 		}
-		if result, err = elicit.ResultFromMap(data); err != nil {
+		if result, err = elicit.VerdictFromMap(data); err != nil {
 			return err
 		}
 	}

@@ -174,11 +174,11 @@ func (s *Server) parkJobOf(c echo.Context, sess *models.Session, level auth.Leve
 	}
 	h := &park.Job{Level: level, Prompt: elicit.Prompt{Session: sess, ID: eid, Origin: req.Origin, Params: params},
 		NoVerdict: req.NoVerdict,
-		Answer: func(r elicit.Result, by string) any {
-			if req.InterruptOnDecline && r.Action == elicit.ActionDecline {
+		Answer: func(v models.Verdict, by string) any {
+			if req.InterruptOnDecline && v.Action == models.ActionDecline {
 				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
 			}
-			return req.Answer(models.Verdict{Action: r.Action, Content: r.Content, By: by})
+			return req.Answer(v, by)
 		}}
 	if req.Tool != nil {
 		h.Subject = &rules.Subject{Tool: req.Tool.Name, Kind: req.Tool.Kind, Input: req.Tool.Input, Cwd: req.Cwd}

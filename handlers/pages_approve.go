@@ -68,7 +68,7 @@ func (s *Server) postApprovePage(c echo.Context) error {
 		d.Chrome = s.chrome(c, "Approve request", "")
 		return s.render(c, http.StatusUnprocessableEntity, views.Approve(d))
 	}
-	out, err := s.elicit.Resolve(ctx, sess.ID, eid, elicit.Result{Action: dec.Action, Content: dec.Content}, userOf(c), models.ViaPage)
+	out, err := s.elicit.Resolve(ctx, sess.ID, eid, dec, userOf(c), models.ViaPage)
 	if err != nil {
 		return err
 	}

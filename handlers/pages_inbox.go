@@ -77,9 +77,9 @@ func (s *Server) decideFromList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var r elicit.Result
+	var r models.Verdict
 	switch c.FormValue(prompt.FieldAction) {
-	case elicit.ActionAccept:
+	case models.ActionAccept:
 		params := row.DecodeParams().All
 		p := prompt.Describe(row.Origin, params, s.md)
 		if p.NeedsReview() {
@@ -88,9 +88,9 @@ func (s *Server) decideFromList(c echo.Context) error {
 		if !p.QuickApprove() {
 			return bad("action", "this request needs answers: open it to approve")
 		}
-		r.Action = elicit.ActionAccept
-	case elicit.ActionDecline:
-		r.Action = elicit.ActionDecline
+		r.Action = models.ActionAccept
+	case models.ActionDecline:
+		r.Action = models.ActionDecline
 	default:
 		return bad("action", "choose approve or reject")
 	}

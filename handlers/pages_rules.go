@@ -144,7 +144,7 @@ func (s *Server) postApproveWithRule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.elicit.Resolve(ctx, sess.ID, eid, elicit.Result{Action: elicit.ActionAccept}, userOf(c), models.ViaPage)
+	out, err := s.elicit.Resolve(ctx, sess.ID, eid, models.Verdict{Action: models.ActionAccept}, userOf(c), models.ViaPage)
 	if err != nil {
 		return err
 	}

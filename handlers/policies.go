@@ -6,11 +6,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
-	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
 	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // evaluateBody is the body of POST /policies/evaluate. Data and Context are decoded in
@@ -53,7 +53,7 @@ func (s *Server) evaluatePolicies(c echo.Context) error {
 		}
 		h := &park.Job{Level: level, Prompt: ask.Prompt, NoVerdict: evaluate.NoVerdict, TimedOut: evaluate.TimedOut,
 			OwnWait: ask.OwnWait, OnTimeout: ask.OnTimeout,
-			Answer: func(r elicit.Result, _ string) any { return evaluate.Decided(r) }}
+			Answer: func(r models.Verdict, _ string) any { return evaluate.Decided(r) }}
 		if phase == policy.PhaseToolCall {
 			name, _ := data["name"].(string)
 			args, _ := data["arguments"].(map[string]any)

@@ -1,17 +1,5 @@
 package models
 
-// Verdict is a person's (or a rule's) answer to a prompt, as every agent reads it:
-// an ElicitationResult's action (accept, decline, cancel) and its content. By names
-// who gave it, for a deny that carries no feedback of its own (DeniedMessage).
-type Verdict struct {
-	Action  string
-	Content map[string]any
-	By      string
-}
-
-// Accepted reports whether the verdict lets the request go ahead.
-func (v Verdict) Accepted() bool { return v.Action == "accept" }
-
 // ToolKind is what sort of thing a parked tool call does, whatever the agent calls
 // the tool: rules, risk and the views match on it, so an agent that maps its tools
 // onto kinds gets all of them without naming its tools anywhere else.
@@ -84,8 +72,9 @@ type HookRequest struct {
 	// (questions, forms).
 	Tool *HookTool
 
-	// Answer is the agent's answer for a verdict.
-	Answer func(Verdict) any
+	// Answer is the agent's answer for a verdict; by is who gave it (a deny without
+	// feedback names them: Verdict.DenyReason).
+	Answer func(v Verdict, by string) any
 	// NoVerdict is the answer when the wait ends without a verdict; nil is an empty 200.
 	NoVerdict any
 	// InterruptOnDecline asks the runner to interrupt the agent's turn on a decline.

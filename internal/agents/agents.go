@@ -1,6 +1,7 @@
 // Package agents is the registry of the agents whose hooks Gatehouse parks. Each agent
-// is a package under internal/agents (importing only the standard library, models and
-// internal/shell) that decodes its hook payloads into a models.HookRequest — where
+// is a package under internal/agents (importing only the standard library, models,
+// internal/shell and hookkit, what agents of Claude Code's hook shape share) that
+// decodes its hook payloads into a models.HookRequest — where
 // the request parks, what its prompt shows, what rules match, and how to answer in the
 // agent's own format. The HTTP routes, the hook forwarder (`gatehouse hook <agent>`)
 // and its fail-closed answers read the agents from here, so adding an agent is one
@@ -31,6 +32,11 @@ type Agent interface {
 	// forwarder that fails closed; ok false when the event has none (the forwarder
 	// then blocks by exit status).
 	Deny(payload []byte, message string) (answer []byte, ok bool)
+	// Settings is the snippet that installs the agent's hooks as o asks (Claude Code's
+	// settings.json hooks, the Codex CLI's config.toml block), with notes for the
+	// person installing it; its errors name the option at fault. An agent with nothing
+	// to install returns models.ErrNoSettings.
+	Settings(o models.SettingsOptions) (models.Settings, error)
 }
 
 // Registry is the set of agents, by name.

@@ -56,7 +56,7 @@ func TestVerdictPublishedAfterTheAnswer(t *testing.T) {
 			}()
 			resolved := make(chan error, 1)
 			go func() {
-				_, err := core.Resolve(ctx, sess.ID, w.ID(), elicit.Result{Action: elicit.ActionAccept}, "alice", models.ViaAPI)
+				_, err := core.Resolve(ctx, sess.ID, w.ID(), models.Verdict{Action: models.ActionAccept}, "alice", models.ViaAPI)
 				resolved <- err
 			}()
 			var v elicit.Ended
@@ -65,7 +65,7 @@ func TestVerdictPublishedAfterTheAnswer(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the parked request was not woken")
 			}
-			if !v.Decided() || v.Result.Action != elicit.ActionAccept {
+			if !v.Decided() || v.Verdict.Action != models.ActionAccept {
 				t.Fatalf("verdict %+v", v)
 			}
 			if tc.heldBack {

@@ -29,7 +29,7 @@ func TestLifecycleEventsLoggedExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := core.Resolve(ctx, child.ID, normal.ID, elicit.Result{Action: elicit.ActionAccept}, "local", models.ViaAPI); err != nil {
+	if _, err := core.Resolve(ctx, child.ID, normal.ID, models.Verdict{Action: models.ActionAccept}, "local", models.ViaAPI); err != nil {
 		t.Fatal(err)
 	}
 	crashed, err := core.Open(ctx, elicit.Prompt{Session: child, Origin: models.OriginClaudePermission, Params: map[string]any{"message": "b"}})

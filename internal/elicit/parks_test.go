@@ -75,7 +75,7 @@ func TestParkedCapGivesEverySlotBack(t *testing.T) {
 
 		// A verdict.
 		done := wait(ctx, a1)
-		if _, err := core.Resolve(ctx, sess.ID, a1.ID(), elicit.Result{Action: elicit.ActionAccept}, "alice", models.ViaAPI); err != nil {
+		if _, err := core.Resolve(ctx, sess.ID, a1.ID(), models.Verdict{Action: models.ActionAccept}, "alice", models.ViaAPI); err != nil {
 			t.Fatal(err)
 		}
 		if err := within(done); err != nil {

@@ -29,8 +29,8 @@ type Outcome struct {
 // Resolve applies a human verdict to the prompt eid posted under session sid. It is the
 // one resolver every path (API, approval events, approval page, inbox) goes through.
 // A prompt owned by another session is reported as not found and left alone.
-func (s *Service) Resolve(ctx context.Context, sid, eid string, r Result, by, via string) (Outcome, error) {
-	if err := r.checkStorable(); err != nil {
+func (s *Service) Resolve(ctx context.Context, sid, eid string, r models.Verdict, by, via string) (Outcome, error) {
+	if err := checkStorable(r.Content); err != nil {
 		return Outcome{}, err
 	}
 	d := models.Decision{Status: models.StatusResolved, Action: r.Action, By: by, Via: via, At: s.clock.Now()}

@@ -40,13 +40,13 @@ func TestResolveRefusesNULContent(t *testing.T) {
 			{"picked": []string{"a", "b\x00"}},
 			{"k\x00": "v"},
 		} {
-			_, err := core.Resolve(ctx, sess.ID, row.ID, elicit.Result{Action: elicit.ActionDecline, Content: content}, auth.LocalUser, models.ViaPage)
+			_, err := core.Resolve(ctx, sess.ID, row.ID, models.Verdict{Action: models.ActionDecline, Content: content}, auth.LocalUser, models.ViaPage)
 			var ve *errs.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("%s: content %q: err = %v, want a ValidationError", url[:6], content, err)
 			}
 		}
-		out, err := core.Resolve(ctx, sess.ID, row.ID, elicit.Result{Action: elicit.ActionDecline,
+		out, err := core.Resolve(ctx, sess.ID, row.ID, models.Verdict{Action: models.ActionDecline,
 			Content: map[string]any{"feedback": `a \u0000 is text here`}}, auth.LocalUser, models.ViaPage)
 		if err != nil || out.Outcome != elicit.OutcomeResolved {
 			t.Fatalf("%s: proper verdict after the refused ones: %+v %v", url[:6], out, err)

@@ -13,7 +13,7 @@ import (
 // the audit trail and every page show the automatic decision like any other. When the
 // prompt was already decided — a retry of a request decided earlier — that verdict
 // stands and is returned instead.
-func (s *Service) DecideByRule(ctx context.Context, p Prompt, r Result, by, ruleID string) (Ended, error) {
+func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, by, ruleID string) (Ended, error) {
 	row, err := s.Open(ctx, p)
 	if err != nil {
 		return Ended{}, err
@@ -33,12 +33,12 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r Result, by, rule
 		if done != nil {
 			s.log.Info("elicitation decided by rule", "session_id", row.SessionID, "elicitation_id", row.ID,
 				"origin", row.Origin, "action", r.Action, "rule_id", ruleID)
-			return verdictOf(done), nil
+			return endedOf(done), nil
 		}
 	}
 	cur, err := s.store.GetElicitation(ctx, row.ID)
 	if err != nil {
 		return Ended{}, err
 	}
-	return verdictOf(cur), nil
+	return endedOf(cur), nil
 }

@@ -157,7 +157,8 @@ func (s *Service) Timeout() time.Duration { return s.timeout }
 type Ended struct {
 	// Status is resolved, expired or abandoned.
 	Status string
-	Result Result
+	// Verdict is the verdict given (resolved only).
+	Verdict models.Verdict
 	// Row is the decided row.
 	Row *models.Elicitation
 	// answered tells the decider the answer is out (see Waiter.WaitToAnswer).
@@ -312,7 +313,7 @@ func (s *Service) finish(ctx context.Context, row *models.Elicitation, status, v
 	if err != nil {
 		return Ended{}, err
 	}
-	return verdictOf(cur), nil
+	return endedOf(cur), nil
 }
 
 // Shutdown answers every parked request with "no verdict" and waits (bounded by ctx)
@@ -364,14 +365,15 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func verdictOf(row *models.Elicitation) Ended {
+// endedOf is how a decided row ended, with its verdict.
+func endedOf(row *models.Elicitation) Ended {
 	v := Ended{Status: row.Status, Row: row}
 	if row.Action != nil {
-		v.Result.Action = *row.Action
+		v.Verdict.Action = *row.Action
 	}
 	if len(row.Content) > 0 && string(row.Content) != "null" {
-		if r, err := ParseResult([]byte(`{"action":"accept","content":` + string(row.Content) + `}`)); err == nil {
-			v.Result.Content = r.Content
+		if r, err := ParseVerdict([]byte(`{"action":"accept","content":` + string(row.Content) + `}`)); err == nil {
+			v.Verdict.Content = r.Content
 		}
 	}
 	return v

@@ -81,11 +81,11 @@ func TestShutdownWhileRequestsArrive(t *testing.T) {
 	// The next process on the same database.
 	later := &offsetClock{}
 	next := elicit.New(st, stream.NewLocal(), elicit.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: later})
-	if out, err := next.Resolve(ctx, sess.ID, ids[0], elicit.Result{Action: elicit.ActionAccept}, "local", models.ViaAPI); err != nil || out.Outcome != elicit.OutcomeResolved {
+	if out, err := next.Resolve(ctx, sess.ID, ids[0], models.Verdict{Action: models.ActionAccept}, "local", models.ViaAPI); err != nil || out.Outcome != elicit.OutcomeResolved {
 		t.Fatalf("resolve after restart: %+v %v", out, err)
 	}
 	v, err := park(ctx, next, elicit.Prompt{Session: sess, ID: ids[0], Origin: models.OriginClaudePermission, Params: map[string]any{"message": "m"}})
-	if err != nil || !v.Decided() || v.Result.Action != elicit.ActionAccept {
+	if err != nil || !v.Decided() || v.Verdict.Action != models.ActionAccept {
 		t.Fatalf("re-park after restart: %+v %v; want the verdict given meanwhile", v, err)
 	}
 	// Nobody came back for the others: once the grace is over, they are abandoned.

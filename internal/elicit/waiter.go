@@ -120,7 +120,7 @@ func (w *Waiter) WaitToAnswer(ctx context.Context) (Ended, error) {
 	s := w.s
 	defer w.Close()
 	if w.done {
-		return verdictOf(w.row), nil
+		return endedOf(w.row), nil
 	}
 	if s.enterPark() {
 		defer s.parked.Done()
@@ -132,7 +132,7 @@ func (w *Waiter) WaitToAnswer(ctx context.Context) (Ended, error) {
 		select {
 		case wk := <-w.ch:
 			if wk.row != nil && !wk.row.IsPending() {
-				v := verdictOf(wk.row)
+				v := endedOf(wk.row)
 				v.answered = wk.answered
 				return v, nil
 			}
@@ -169,7 +169,7 @@ func (w *Waiter) WaitToAnswer(ctx context.Context) (Ended, error) {
 		case err != nil:
 			return Ended{}, err
 		case !cur.IsPending():
-			return verdictOf(cur), nil
+			return endedOf(cur), nil
 		}
 	}
 }

@@ -80,7 +80,7 @@ type Ask struct {
 	// runs out is then answered TimedOut (or OnTimeout), naming the timeout.
 	OwnWait bool
 	// OnTimeout is the verdict when the wait runs out (nil: no verdict).
-	OnTimeout *elicit.Result
+	OnTimeout *models.Verdict
 }
 
 // Evaluate answers at once, or returns the ASK to park when a person is to decide:
@@ -121,15 +121,15 @@ func (s *Service) Evaluate(ctx context.Context, r Request) (Answer, *Ask) {
 
 // Decided is the answer a parked ASK ends with when a person decided: accept allows;
 // decline and cancel deny, saying which.
-func Decided(r elicit.Result) Answer {
+func Decided(r models.Verdict) Answer {
 	switch r.Action {
-	case elicit.ActionAccept:
+	case models.ActionAccept:
 		return Answer{Result: ResultAllow}
-	case elicit.ActionDecline:
+	case models.ActionDecline:
 		// A verdict a rule gave (or a timeout answer) says so in its feedback; a
 		// person's own "no" is "declined" (§6.3).
-		if auto, _ := r.Content[elicit.ContentAutomatic].(bool); auto {
-			if fb, _ := r.Content["feedback"].(string); fb != "" {
+		if r.Bool(models.ContentAutomatic) {
+			if fb := r.String("feedback"); fb != "" {
 				return Answer{Result: ResultDeny, Reason: fb}
 			}
 		}

@@ -14,7 +14,7 @@ import (
 
 // Resolver is the one resolver every verdict goes through (elicit.Service.Resolve).
 type Resolver interface {
-	Resolve(ctx context.Context, sid, eid string, r elicit.Result, by, via string) (elicit.Outcome, error)
+	Resolve(ctx context.Context, sid, eid string, r models.Verdict, by, via string) (elicit.Outcome, error)
 }
 
 // BulkAnswer is one answer given to several prompts at once from the inbox: approve
@@ -22,7 +22,7 @@ type Resolver interface {
 type BulkAnswer struct {
 	// IDs are the selected prompts' ids.
 	IDs []string
-	// Action is prompt.ActionAccept or prompt.ActionDecline; nothing else (in
+	// Action is models.ActionAccept or models.ActionDecline; nothing else (in
 	// particular never "approve and remember": a bulk answer creates no rule).
 	Action string
 	// Reason goes back to the agent with each rejection that can carry one; an
@@ -59,7 +59,7 @@ const MaxBulk = MaxPending
 // every selected prompt, with the reason where the prompt can carry one.
 func (s *Service) Answer(ctx context.Context, r Resolver, user string, a BulkAnswer) (*BulkReport, error) {
 	switch a.Action {
-	case prompt.ActionAccept, prompt.ActionDecline:
+	case models.ActionAccept, models.ActionDecline:
 	default:
 		return nil, errs.Invalid(prompt.FieldAction, "choose approve or reject")
 	}
@@ -110,7 +110,7 @@ func (s *Service) Answer(ctx context.Context, r Resolver, user string, a BulkAns
 			continue
 		}
 		p := prompt.Describe(row.Origin, row.DecodeParams().All, s.md)
-		if a.Action == prompt.ActionAccept {
+		if a.Action == models.ActionAccept {
 			if p.NeedsReview() {
 				rep.NeedsReview = append(rep.NeedsReview, id)
 				continue
@@ -127,7 +127,7 @@ func (s *Service) Answer(ctx context.Context, r Resolver, user string, a BulkAns
 			rep.NeedsAnswers = append(rep.NeedsAnswers, id)
 			continue
 		}
-		out, err := r.Resolve(ctx, row.SessionID, id, elicit.Result{Action: d.Action, Content: d.Content}, user, models.ViaInbox)
+		out, err := r.Resolve(ctx, row.SessionID, id, d, user, models.ViaInbox)
 		if err != nil {
 			return rep, err
 		}

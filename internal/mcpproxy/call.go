@@ -165,7 +165,7 @@ func (p *Proxy) settle(ctx context.Context, req Request, call mcp.ToolCall, how 
 			return nil, mcp.Errorf(mcp.CodeApplication, "requestState rejected: this approval was already used for a call; ask again"), nil
 		}
 		return p.run(ctx, req, call)
-	case row.Status == models.StatusResolved && row.Action != nil && *row.Action == elicit.ActionDecline:
+	case row.Status == models.StatusResolved && row.Action != nil && *row.Action == models.ActionDecline:
 		return declinedResult(row), nil, nil
 	}
 	return notDecidedResult(row), nil, nil
@@ -245,7 +245,7 @@ func (p *Proxy) hold(ctx context.Context, req Request, call mcp.ToolCall, prompt
 }
 
 func accepted(row *models.Elicitation) bool {
-	return row.Status == models.StatusResolved && row.Action != nil && *row.Action == elicit.ActionAccept
+	return row.Status == models.StatusResolved && row.Action != nil && *row.Action == models.ActionAccept
 }
 
 // refused logs why a call did not run.

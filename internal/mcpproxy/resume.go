@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
-	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -49,7 +48,7 @@ func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.
 		// already given in Gatehouse is reported as that person's, below.)
 		p.refused(req, row.ID, call.Name, "client_declined")
 		if row.IsPending() {
-			out, err := p.elicit.Resolve(ctx, sid, row.ID, elicit.Result{Action: elicit.ActionDecline}, req.User, models.ViaMCPClient)
+			out, err := p.elicit.Resolve(ctx, sid, row.ID, models.Verdict{Action: models.ActionDecline}, req.User, models.ViaMCPClient)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -85,7 +84,7 @@ func clientDeclined(call mcp.ToolCall, key string) bool {
 	if json.Unmarshal(raw, &r) != nil {
 		return false
 	}
-	return r.Action == elicit.ActionDecline || (r.Action == elicit.ActionAccept && r.Content.Approved != nil && !*r.Content.Approved)
+	return r.Action == models.ActionDecline || (r.Action == models.ActionAccept && r.Content.Approved != nil && !*r.Content.Approved)
 }
 
 // declinedResult tells the client, as a tool error its model can read, who declined
@@ -119,7 +118,7 @@ func notDecidedResult(row *models.Elicitation) map[string]any {
 		why = "expired before anyone decided"
 	case row.Status == models.StatusAbandoned:
 		why = "was abandoned before anyone decided"
-	case row.Action != nil && *row.Action == elicit.ActionCancel:
+	case row.Action != nil && *row.Action == models.ActionCancel:
 		why = "was cancelled"
 	}
 	return mcp.TextResult("No approval: the request in Gatehouse "+why+"; the tool did not run.", true)

@@ -167,9 +167,9 @@ func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *m
 				}
 				return
 			}
-			resp := mcp.InputResponse{Action: elicit.ActionDecline}
+			resp := mcp.InputResponse{Action: models.ActionDecline}
 			if v.Decided() {
-				resp = mcp.InputResponse{Action: v.Result.Action, Content: v.Result.Content}
+				resp = mcp.InputResponse{Action: v.Verdict.Action, Content: v.Verdict.Content}
 			}
 			out[k] = resp
 		}()

@@ -39,7 +39,7 @@ func (p *Proxy) UpstreamInput(ctx context.Context, sid, starter, server, tool st
 		return nil, err
 	}
 	if !v.Decided() {
-		return &sdk.ElicitResult{Action: elicit.ActionDecline}, nil
+		return &sdk.ElicitResult{Action: models.ActionDecline}, nil
 	}
-	return &sdk.ElicitResult{Action: v.Result.Action, Content: v.Result.Content}, nil
+	return &sdk.ElicitResult{Action: v.Verdict.Action, Content: v.Verdict.Content}, nil
 }

@@ -17,12 +17,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// The actions a link can take.
-const (
-	ActionAccept  = "accept"
-	ActionDecline = "decline"
-)
-
 // maxToken bounds an action token before it is decoded.
 const maxToken = 1024
 
@@ -96,7 +90,7 @@ func (l *links) check(token string) (*linkClaims, error) {
 		return nil, errBadLink
 	}
 	var c linkClaims
-	if err := json.Unmarshal(body, &c); err != nil || c.Nonce == "" || (c.Action != ActionAccept && c.Action != ActionDecline) {
+	if err := json.Unmarshal(body, &c); err != nil || c.Nonce == "" || (c.Action != models.ActionAccept && c.Action != models.ActionDecline) {
 		return nil, errBadLink
 	}
 	if !l.now().Before(time.Unix(c.Expires, 0)) {
@@ -155,7 +149,7 @@ func (s *Service) UseAction(ctx context.Context, token, presenter, via string) (
 		return nil, err
 	}
 	sum := summarize(e, sess, s.agentOf(ctx, sess), s.md)
-	if c.Action == ActionAccept && !sum.Answerable {
+	if c.Action == models.ActionAccept && !sum.Answerable {
 		return nil, errs.Conflict("this request needs more than a yes: open it to answer")
 	}
 	fresh, err := s.store.SpendActionNonce(ctx, c.Nonce, time.Unix(c.Expires, 0))
@@ -165,10 +159,10 @@ func (s *Service) UseAction(ctx context.Context, token, presenter, via string) (
 	if !fresh {
 		return nil, errs.Conflict("this link was already used")
 	}
-	r := elicit.Result{Action: c.Action}
-	if c.Action == ActionAccept {
+	r := models.Verdict{Action: c.Action}
+	if c.Action == models.ActionAccept {
 		// The same verdict the approval page would give for a plain "Approve".
-		d, ok := prompt.Describe(e.Origin, e.DecodeParams().All, s.md).Submit(map[string][]string{prompt.FieldAction: {prompt.ActionAccept}})
+		d, ok := prompt.Describe(e.Origin, e.DecodeParams().All, s.md).Submit(map[string][]string{prompt.FieldAction: {models.ActionAccept}})
 		if !ok {
 			return nil, errs.Conflict("this request needs more than a yes: open it to answer")
 		}

@@ -253,7 +253,7 @@ func (s *Service) deliver(ctx context.Context, n *models.Notification, c *batchC
 	}
 	m.Prompt = summarize(e, sess, c.agents[sess.AgentID], s.md)
 	if n.Kind != KindResolved && m.Prompt.Answerable && e.IsPending() {
-		m.AcceptToken, m.DeclineToken = s.links.issue(e, n.User, n.Channel, ActionAccept), s.links.issue(e, n.User, n.Channel, ActionDecline)
+		m.AcceptToken, m.DeclineToken = s.links.issue(e, n.User, n.Channel, models.ActionAccept), s.links.issue(e, n.User, n.Channel, models.ActionDecline)
 		m.AcceptURL, m.DeclineURL = s.o.PublicURL+"/act/"+m.AcceptToken, s.o.PublicURL+"/act/"+m.DeclineToken
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, s.o.SendTimeout)

@@ -64,7 +64,7 @@ type Options struct {
 // Resolver decides prompts (elicit.Service): action links go through the one resolver
 // every other path uses.
 type Resolver interface {
-	Resolve(ctx context.Context, sid, eid string, r elicit.Result, by, via string) (elicit.Outcome, error)
+	Resolve(ctx context.Context, sid, eid string, r models.Verdict, by, via string) (elicit.Outcome, error)
 }
 
 // Service is the notifications use case: settings, planning, delivery, action links.

@@ -27,8 +27,8 @@ type Job struct {
 	TokenID string
 	Person  string
 	// Answer turns a verdict into the body the agent reads; by is who gave it (a deny
-	// without feedback names them: models.DeniedMessage).
-	Answer func(r elicit.Result, by string) any
+	// without feedback names them: models.Verdict.DenyReason).
+	Answer func(v models.Verdict, by string) any
 	// NoVerdict is the body when the wait ends without a verdict; nil is an empty 200.
 	NoVerdict any
 	// Immediate, when set, is answered at once without parking.
@@ -38,7 +38,7 @@ type Job struct {
 	Subject *rules.Subject
 	// OnTimeout, when set, is the verdict given when the wait runs out (an ask rule's
 	// on_timeout); its feedback names the timeout.
-	OnTimeout *elicit.Result
+	OnTimeout *models.Verdict
 	// TimedOut, when set, is the "no verdict" body for a wait of its own (OwnWait: an
 	// ask rule's) that ran out, naming the timeout; nil: NoVerdict.
 	TimedOut any
@@ -170,7 +170,7 @@ func (p Parked) Await(ctx context.Context) (v elicit.Ended, reply any, err error
 	if !v.Decided() {
 		return v, j.NoVerdict, nil
 	}
-	return v, j.Answer(v.Result, resolvedBy(v.Row)), nil
+	return v, j.Answer(v.Verdict, resolvedBy(v.Row)), nil
 }
 
 // resolvedBy is who decided a row ("" when it does not say).
@@ -197,9 +197,9 @@ func (s *Service) applyRules(ctx context.Context, j *Job) (answered bool, err er
 	if err != nil || applied == nil {
 		return false, err
 	}
-	if applied.Verdict != nil {
-		if applied.Verdict.Decided() {
-			j.Immediate = j.Answer(applied.Verdict.Result, resolvedBy(applied.Verdict.Row))
+	if applied.Ended != nil {
+		if applied.Ended.Decided() {
+			j.Immediate = j.Answer(applied.Ended.Verdict, resolvedBy(applied.Ended.Row))
 		}
 		return true, nil
 	}
@@ -225,7 +225,7 @@ func (s *Service) Retire(ctx context.Context, sess *models.Session, origin strin
 		if !match(row.DecodeParams().All) {
 			continue
 		}
-		out, err := s.elicit.Resolve(ctx, sess.ID, row.ID, elicit.Result{Action: elicit.ActionCancel}, by, models.ViaEvent)
+		out, err := s.elicit.Resolve(ctx, sess.ID, row.ID, models.Verdict{Action: models.ActionCancel}, by, models.ViaEvent)
 		if err != nil {
 			return nil, err
 		}

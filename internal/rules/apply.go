@@ -30,15 +30,15 @@ type Subject struct {
 // Applied is what a matching rule did to a request about to park.
 type Applied struct {
 	Rule *models.Rule
-	// Verdict is set when the rule answered (allow, deny): the prompt is already
+	// Ended is set when the rule answered (allow, deny): the prompt is already
 	// recorded as decided by the rule; nothing parks.
-	Verdict *elicit.Ended
+	Ended *elicit.Ended
 	// Prompt is, for an ask rule, the prompt to park instead: with the rule's wait and
 	// its id.
 	Prompt elicit.Prompt
 	// OnTimeout is, for an ask rule that answers when its wait runs out, that answer
 	// (its feedback names the timeout); nil: the usual "no verdict".
-	OnTimeout *elicit.Result
+	OnTimeout *models.Verdict
 }
 
 // precedence orders effects when several rules match: a deny wins, then an ask.
@@ -129,16 +129,16 @@ func (s *Service) Apply(ctx context.Context, p elicit.Prompt, subj Subject) (*Ap
 	out := &Applied{Rule: r}
 	switch r.Effect {
 	case models.EffectAllow, models.EffectDeny:
-		res := elicit.Result{Action: elicit.ActionAccept}
+		res := models.Verdict{Action: models.ActionAccept}
 		if r.Effect == models.EffectDeny {
-			res = elicit.Result{Action: elicit.ActionDecline, Content: map[string]any{elicit.ContentAutomatic: true,
+			res = models.Verdict{Action: models.ActionDecline, Content: map[string]any{models.ContentAutomatic: true,
 				"feedback": fmt.Sprintf("Denied by Gatehouse rule %s (made by %s).", r.ID, r.CreatedBy)}}
 		}
 		v, err := s.elicit.DecideByRule(ctx, p, res, r.CreatedBy, r.ID)
 		if err != nil {
 			return nil, err
 		}
-		out.Verdict = &v
+		out.Ended = &v
 		return out, nil
 	}
 	p.RuleID = r.ID
@@ -173,10 +173,10 @@ func (s *Service) AnswerNow(ctx context.Context, p elicit.Prompt, subj Subject) 
 		return nil, err
 	}
 	applied, err := s.Apply(ctx, p, subj)
-	if err != nil || applied == nil || applied.Verdict == nil {
+	if err != nil || applied == nil || applied.Ended == nil {
 		return nil, err
 	}
-	return applied.Verdict.Row, nil
+	return applied.Ended.Row, nil
 }
 
 // AnswerFor is AnswerNow for a tool call named tool with arguments args (no working

@@ -1,9 +1,9 @@
 package claude
 
 import (
-	"encoding/json"
 	"fmt"
 
+	"github.com/gatehouse-dev/gatehouse/internal/agents/hookkit"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -43,7 +43,7 @@ func (Agent) Decode(event string, body []byte) (*models.HookRequest, error) {
 		case EventPermissionRequest, EventPreToolUse, EventElicitation:
 		default:
 			return nil, fmt.Errorf("hook_event_name: Gatehouse does not handle %q hooks; send only %s to this URL",
-				truncate(event, 64), eventNames)
+				hookkit.Clip(event, 64), eventNames)
 		}
 	}
 	var p *Payload
@@ -62,13 +62,13 @@ func (Agent) Decode(event string, body []byte) (*models.HookRequest, error) {
 	switch event {
 	case EventPermissionRequest:
 		r.Origin, r.Params = models.OriginClaudePermission, p.Params()
-		r.Answer = func(v models.Verdict) any { return p.PermissionDecision(Verdict(v)) }
+		r.Answer = func(v models.Verdict, by string) any { return p.PermissionDecision(v, by) }
 	case EventPreToolUse:
 		r.Origin, r.Params = models.OriginClaudePreToolUse, p.Params()
-		r.Answer = func(v models.Verdict) any { return p.PreToolUseDecision(Verdict(v)) }
+		r.Answer = func(v models.Verdict, by string) any { return p.PreToolUseDecision(v, by) }
 	default:
 		r.Origin, r.Params, r.RequestedSchema = models.OriginClaudeElicit, p.ElicitationParams(), p.RequestedSchema
-		r.Answer = func(v models.Verdict) any { return ElicitationDecision(Verdict(v)) }
+		r.Answer = func(v models.Verdict, _ string) any { return ElicitationDecision(v) }
 		return r, nil
 	}
 	r.Tool = &models.HookTool{Name: p.ToolName, Kind: KindOf(p.ToolName), Input: p.Input()}
@@ -101,34 +101,5 @@ func KindOf(tool string) models.ToolKind {
 
 // Deny is the deny answer for a payload's hook_event_name, carrying message.
 func (Agent) Deny(payload []byte, message string) ([]byte, bool) {
-	return DenyAnswer(payload, message)
-}
-
-// DenyAnswer is the deny answer of a Claude Code or Codex CLI hook, whose deny
-// shapes agree: the fields both accept, and no `interrupt`, `updatedInput` or
-// `updatedPermissions` (Codex fails closed on them). ok is false for an event with no
-// deny answer or an unreadable payload.
-func DenyAnswer(payload []byte, message string) ([]byte, bool) {
-	var p struct {
-		HookEventName string `json:"hook_event_name"`
-	}
-	if json.Unmarshal(payload, &p) != nil {
-		return nil, false
-	}
-	var out map[string]any
-	switch p.HookEventName {
-	case EventPermissionRequest:
-		out = map[string]any{"hookEventName": p.HookEventName, "decision": map[string]any{"behavior": "deny", "message": message}}
-	case EventPreToolUse:
-		out = map[string]any{"hookEventName": p.HookEventName, "permissionDecision": "deny", "permissionDecisionReason": message}
-	case EventElicitation:
-		out = map[string]any{"hookEventName": p.HookEventName, "action": "decline"}
-	default:
-		return nil, false
-	}
-	raw, err := json.Marshal(map[string]any{"hookSpecificOutput": out})
-	if err != nil {
-		return nil, false // maps of strings always marshal
-	}
-	return raw, true
+	return hookkit.Deny(payload, message, EventPermissionRequest, EventPreToolUse, EventElicitation)
 }

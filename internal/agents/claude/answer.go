@@ -2,35 +2,16 @@ package claude
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// Verdict is a verdict as this package reads it (models.Verdict with its helpers).
-type Verdict models.Verdict
-
-func (v Verdict) accepted() bool { return v.Action == "accept" }
-
-func (v Verdict) feedback() string {
-	s, _ := v.Content["feedback"].(string)
-	return strings.TrimSpace(s)
-}
-
-// denyMessage is what a deny tells the agent: the person's feedback, or who denied.
-func (v Verdict) denyMessage() string {
-	if fb := v.feedback(); fb != "" {
-		return fb
-	}
-	return models.DeniedMessage(v.By)
-}
-
 // answers returns the content a question tool's answers are made of: everything but
 // Gatehouse's own control keys.
-func (v Verdict) answers() map[string]any {
+func answers(v models.Verdict) map[string]any {
 	out := make(map[string]any, len(v.Content))
 	for k, val := range v.Content {
-		if k == "remember" || k == "feedback" {
+		if k == models.RememberKey || k == "feedback" {
 			continue
 		}
 		out[k] = val
@@ -38,14 +19,14 @@ func (v Verdict) answers() map[string]any {
 	return out
 }
 
-// PermissionDecision builds the PermissionRequest hook answer for a verdict.
-func (p *Payload) PermissionDecision(v Verdict) map[string]any {
+// PermissionDecision builds the PermissionRequest hook answer for verdict v, given by by.
+func (p *Payload) PermissionDecision(v models.Verdict, by string) map[string]any {
 	var decision map[string]any
-	if v.accepted() {
+	if v.Accepted() {
 		decision = map[string]any{"behavior": "allow"}
 		switch p.ToolName {
 		case ToolAskUserQuestion:
-			if ans := v.answers(); len(ans) > 0 {
+			if ans := answers(v); len(ans) > 0 {
 				decision["updatedInput"] = withAnswers(p.input, ans)
 			}
 		case ToolExitPlanMode:
@@ -55,7 +36,7 @@ func (p *Payload) PermissionDecision(v Verdict) map[string]any {
 			}
 		}
 	} else {
-		decision = map[string]any{"behavior": "deny", "message": v.denyMessage()}
+		decision = map[string]any{"behavior": "deny", "message": v.DenyReason(by)}
 	}
 	return map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName": EventPermissionRequest, "decision": decision,
@@ -76,7 +57,7 @@ func (p *Payload) PermissionDecision(v Verdict) map[string]any {
 // The choice was checked when the verdict was given (the approval page and the API
 // refuse what ChooseSuggestion refuses); a choice that still does not fit is not
 // remembered, never widened.
-func (p *Payload) rememberedPermission(v Verdict) json.RawMessage {
+func (p *Payload) rememberedPermission(v models.Verdict) json.RawMessage {
 	r, ok, err := models.RememberOf(v.Content)
 	if err != nil || !ok || len(p.suggestions) == 0 {
 		return nil
@@ -88,28 +69,28 @@ func (p *Payload) rememberedPermission(v Verdict) json.RawMessage {
 	return entry
 }
 
-// PreToolUseDecision builds the PreToolUse hook answer for a verdict.
-func (p *Payload) PreToolUseDecision(v Verdict) map[string]any {
+// PreToolUseDecision builds the PreToolUse hook answer for verdict v, given by by.
+func (p *Payload) PreToolUseDecision(v models.Verdict, by string) map[string]any {
 	out := map[string]any{"hookEventName": EventPreToolUse}
-	if v.accepted() {
+	if v.Accepted() {
 		out["permissionDecision"] = "allow"
 		out["permissionDecisionReason"] = "Approved in Gatehouse"
 		if p.ToolName == ToolAskUserQuestion {
-			if ans := v.answers(); len(ans) > 0 {
+			if ans := answers(v); len(ans) > 0 {
 				out["updatedInput"] = withAnswers(p.input, ans)
 			}
 		}
 	} else {
 		out["permissionDecision"] = "deny"
-		out["permissionDecisionReason"] = v.denyMessage()
+		out["permissionDecisionReason"] = v.DenyReason(by)
 	}
 	return map[string]any{"hookSpecificOutput": out}
 }
 
 // ElicitationDecision builds the Elicitation hook answer for a verdict.
-func ElicitationDecision(v Verdict) map[string]any {
+func ElicitationDecision(v models.Verdict) map[string]any {
 	out := map[string]any{"hookEventName": EventElicitation, "action": v.Action}
-	if v.accepted() {
+	if v.Accepted() {
 		content := v.Content
 		if content == nil {
 			content = map[string]any{}

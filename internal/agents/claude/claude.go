@@ -8,7 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/agents/hookkit"
 )
 
 // PreviewLimit is the longest content_preview, in characters.
@@ -16,9 +17,9 @@ const PreviewLimit = 1024
 
 // Hook event names.
 const (
-	EventPermissionRequest = "PermissionRequest"
-	EventPreToolUse        = "PreToolUse"
-	EventElicitation       = "Elicitation"
+	EventPermissionRequest = hookkit.EventPermissionRequest
+	EventPreToolUse        = hookkit.EventPreToolUse
+	EventElicitation       = hookkit.EventElicitation
 )
 
 // Tools with their own prompt shapes.
@@ -61,16 +62,8 @@ func Decode(body []byte) (*Payload, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(p.ToolName) == "" {
-		return nil, errors.New("tool_name is required")
-	}
-	if len(p.ToolInput) == 0 || p.ToolInput[0] != '{' {
-		return nil, errors.New("tool_input must be an object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(p.ToolInput))
-	dec.UseNumber()
-	if err := dec.Decode(&p.input); err != nil || p.input == nil {
-		return nil, errors.New("tool_input must be an object")
+	if p.input, err = hookkit.ToolInput(p.ToolName, p.ToolInput); err != nil {
+		return nil, err
 	}
 	p.suggestions = decodeSuggestions(p.PermissionSuggestions)
 	return p, nil
@@ -97,17 +90,11 @@ func DecodeElicitation(body []byte) (*Payload, error) {
 	return p, nil
 }
 
-// DecodeAny reads any hook body, to route it by hook_event_name.
-func DecodeAny(body []byte) (*Payload, error) { return decodeAny(body) }
-
+// decodeAny reads any hook body, to route it by hook_event_name.
 func decodeAny(body []byte) (*Payload, error) {
 	var p Payload
-	if err := json.Unmarshal(body, &p); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, fmt.Errorf("%s has the wrong type (want %s)", te.Field, te.Type)
-		}
-		return nil, errors.New("body is not a JSON object")
+	if err := hookkit.Decode(body, &p); err != nil {
+		return nil, err
 	}
 	return &p, nil
 }
@@ -170,7 +157,7 @@ func (p *Payload) ElicitationParams() map[string]any {
 		"server_name":     p.MCPServerName,
 		"cwd":             p.Cwd,
 		"vendor":          "Claude Code",
-		"content_preview": truncate(p.Message, PreviewLimit),
+		"content_preview": hookkit.Clip(p.Message, PreviewLimit),
 	}
 }
 
@@ -213,13 +200,5 @@ func Preview(tool string, input json.RawMessage) string {
 		buf.Reset()
 		buf.Write(input)
 	}
-	return truncate(tool+"("+buf.String()+")", PreviewLimit)
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return hookkit.Clip(tool+"("+buf.String()+")", PreviewLimit)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 func decodeOrFail(t *testing.T, body string) *Payload {
@@ -70,12 +72,12 @@ func TestDecisionsPerToolAndAction(t *testing.T) {
 	}
 	for _, tc := range cases {
 		p := decodeOrFail(t, tc.body)
-		v := Verdict{Action: tc.action, Content: tc.content, By: "bob@example.com"}
+		v := models.Verdict{Action: tc.action, Content: tc.content}
 		var got map[string]any
 		if tc.event == EventPreToolUse {
-			got = p.PreToolUseDecision(v)
+			got = p.PreToolUseDecision(v, "bob@example.com")
 		} else {
-			got = p.PermissionDecision(v)
+			got = p.PermissionDecision(v, "bob@example.com")
 		}
 		if s := jsonOf(t, got); s != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, s, tc.want)
@@ -95,7 +97,7 @@ func TestElicitationDecision(t *testing.T) {
 		{"cancel", nil, `{"hookSpecificOutput":{"action":"cancel","hookEventName":"Elicitation"}}`},
 	}
 	for _, tc := range cases {
-		if got := jsonOf(t, ElicitationDecision(Verdict{Action: tc.action, Content: tc.content})); got != tc.want {
+		if got := jsonOf(t, ElicitationDecision(models.Verdict{Action: tc.action, Content: tc.content})); got != tc.want {
 			t.Errorf("%s: got %s want %s", tc.action, got, tc.want)
 		}
 	}
@@ -177,7 +179,7 @@ func TestDecodeErrors(t *testing.T) {
 // carries a message.
 func TestDenyWithoutAPersonStillSaysWhere(t *testing.T) {
 	p := decodeOrFail(t, bashBody)
-	if got := jsonOf(t, p.PermissionDecision(Verdict{Action: "decline"})); got !=
+	if got := jsonOf(t, p.PermissionDecision(models.Verdict{Action: "decline"}, "")); got !=
 		`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"Denied in Gatehouse."},"hookEventName":"PermissionRequest"}}` {
 		t.Fatalf("got %s", got)
 	}

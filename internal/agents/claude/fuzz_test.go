@@ -3,6 +3,8 @@ package claude
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // FuzzDecode: no hook body makes the decoders, params or decisions panic.
@@ -13,17 +15,17 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(b))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		v := Verdict{Action: "accept", Content: map[string]any{"remember": true, "q": "a"}}
+		v := models.Verdict{Action: "accept", Content: map[string]any{"remember": true, "q": "a"}}
 		if p, err := Decode(body); err == nil {
 			if _, err := json.Marshal(p.Params()); err != nil {
 				t.Fatalf("params do not encode: %v", err)
 			}
-			_, _ = json.Marshal(p.PermissionDecision(v))
-			edited := Verdict{Action: "accept", Content: map[string]any{"remember": map[string]any{"suggestion": 0, "ruleContent": "npm run deploy --prod"}}}
-			if _, err := json.Marshal(p.PermissionDecision(edited)); err != nil {
+			_, _ = json.Marshal(p.PermissionDecision(v, ""))
+			edited := models.Verdict{Action: "accept", Content: map[string]any{"remember": map[string]any{"suggestion": 0, "ruleContent": "npm run deploy --prod"}}}
+			if _, err := json.Marshal(p.PermissionDecision(edited, "")); err != nil {
 				t.Fatalf("decision does not encode: %v", err)
 			}
-			_, _ = json.Marshal(p.PreToolUseDecision(v))
+			_, _ = json.Marshal(p.PreToolUseDecision(v, ""))
 		}
 		if p, err := DecodeElicitation(body); err == nil {
 			if _, err := json.Marshal(p.ElicitationParams()); err != nil {

@@ -23,7 +23,7 @@ const deployBody = `{"session_id":"s","cwd":"/w","permission_mode":"default","ho
 // updatedPermissions it carries ("" for none).
 func updatedPermissions(t *testing.T, body string, content map[string]any) string {
 	t.Helper()
-	d := decodeOrFail(t, body).PermissionDecision(Verdict{Action: "accept", Content: content})
+	d := decodeOrFail(t, body).PermissionDecision(models.Verdict{Action: "accept", Content: content}, "")
 	dec := d["hookSpecificOutput"].(map[string]any)["decision"].(map[string]any)
 	up, ok := dec["updatedPermissions"]
 	if !ok {

@@ -47,7 +47,7 @@ func (AppServer) Decode(_ string, body []byte) (*models.HookRequest, error) {
 		IDPrefix: IDPrefix, IDKey: req.CanonicalKey, Fingerprint: fp, Params: params,
 		// The app-server's answers have no place for a message: a decline is
 		// {"decision":"decline"} (or its method's equivalent) and nothing else.
-		Answer:             func(v models.Verdict) any { return req.Answer(v) },
+		Answer:             func(v models.Verdict, _ string) any { return req.Answer(v) },
 		InterruptOnDecline: true,
 	}
 	if req.Method == MethodMCPElicitation {
@@ -75,3 +75,9 @@ func rawRequestedSchema(body []byte) []byte {
 
 // Deny: the app-server's requests are answered through its bridge, not a forwarder.
 func (AppServer) Deny([]byte, string) ([]byte, bool) { return nil, false }
+
+// Settings: the app-server has no hook settings to install; its requests come through
+// a bridge that forwards them to a session route.
+func (AppServer) Settings(models.SettingsOptions) (models.Settings, error) {
+	return models.Settings{}, models.ErrNoSettings
+}

@@ -7,9 +7,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// Verdict is a verdict as this package reads it.
-type Verdict = models.Verdict
-
 // Answer builds the JSON-RPC result Codex reads for a verdict (§6.2):
 //
 //   - command / file change approvals: {"decision": accept | acceptForSession | decline |
@@ -26,8 +23,8 @@ type Verdict = models.Verdict
 //     content for an accepted form, null otherwise;
 //   - legacy execCommandApproval / applyPatchApproval: {"decision": approved |
 //     approved_for_session | denied | abort}.
-func (r *Request) Answer(v Verdict) map[string]any {
-	accepted := v.Action == "accept"
+func (r *Request) Answer(v models.Verdict) map[string]any {
+	accepted := v.Accepted()
 	kept, remember := r.remembered(v)
 	remember = remember && accepted
 	switch r.Method {
@@ -51,7 +48,7 @@ func (r *Request) Answer(v Verdict) map[string]any {
 			d = "approved_for_session"
 		case accepted:
 			d = "approved"
-		case v.Action == "decline":
+		case v.Action == models.ActionDecline:
 			d = "denied"
 		}
 		return map[string]any{"decision": d}

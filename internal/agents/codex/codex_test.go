@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // Realistic request bodies, as Codex 0.171's app-server sends them (PROTOCOLS.md).
@@ -96,7 +98,7 @@ func TestAnswerPerMethodAndAction(t *testing.T) {
 			body = fixtures()[tc.method]
 		}
 		r := mustDecode(t, body)
-		got := asJSON(t, r.Answer(Verdict{Action: tc.action, Content: tc.content}))
+		got := asJSON(t, r.Answer(models.Verdict{Action: tc.action, Content: tc.content}))
 		if got != tc.want {
 			t.Errorf("%s %s %v:\n got %s\nwant %s", tc.method, tc.action, tc.content, got, tc.want)
 		}

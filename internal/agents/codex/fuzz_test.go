@@ -3,6 +3,8 @@ package codex
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // FuzzDecode: no body makes Decode, PromptParams or Answer panic, and whatever is
@@ -26,7 +28,7 @@ func FuzzDecode(f *testing.F) {
 		_ = r.Fingerprint()
 		for _, a := range []string{"accept", "decline", "cancel"} {
 			content := map[string]any{"remember": true, "q": []string{"a"}, "db": "x", "n": json.Number("1")}
-			if _, err := json.Marshal(r.Answer(Verdict{Action: a, Content: content})); err != nil {
+			if _, err := json.Marshal(r.Answer(models.Verdict{Action: a, Content: content})); err != nil {
 				t.Fatalf("answer does not encode: %v", err)
 			}
 		}

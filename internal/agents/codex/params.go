@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/agents/hookkit"
 )
 
 // messageArgLimit bounds how much of a command or path a one-line message repeats; the
@@ -47,10 +48,10 @@ func (r *Request) PromptParams() map[string]any {
 		switch {
 		case cmd != "":
 			out["command"] = cmd
-			message = "Codex wants to run **" + clip(oneLine(cmd), messageArgLimit) + "**"
+			message = "Codex wants to run **" + hookkit.Clip(hookkit.OneLine(cmd), messageArgLimit) + "**"
 			preview = cmd
 		case host != "":
-			message = "Codex wants network access to **" + clip(host, messageArgLimit) + "**"
+			message = "Codex wants network access to **" + hookkit.Clip(host, messageArgLimit) + "**"
 			preview = host
 		default:
 			message = "Codex wants to run a command"
@@ -62,7 +63,7 @@ func (r *Request) PromptParams() map[string]any {
 		copyKeys(out, p, "reason", "grantRoot", "threadId", "turnId", "itemId")
 		message = "Codex wants to change files"
 		if root := str(p["grantRoot"]); root != "" {
-			message += " under **" + clip(root, messageArgLimit) + "**"
+			message += " under **" + hookkit.Clip(root, messageArgLimit) + "**"
 		}
 		preview = firstNonEmpty(str(p["reason"]), str(p["grantRoot"]), message)
 	case MethodApplyPatch:
@@ -72,7 +73,7 @@ func (r *Request) PromptParams() map[string]any {
 		paths := changedPaths(p["fileChanges"])
 		message = fmt.Sprintf("Codex wants to change %d file%s", len(paths), plural(len(paths)))
 		if len(paths) == 1 {
-			message = "Codex wants to change **" + clip(paths[0], messageArgLimit) + "**"
+			message = "Codex wants to change **" + hookkit.Clip(paths[0], messageArgLimit) + "**"
 		}
 		preview = firstNonEmpty(strings.Join(paths, "\n"), str(p["reason"]), message)
 	case MethodPermissions:
@@ -118,7 +119,7 @@ func (r *Request) PromptParams() map[string]any {
 		}
 	}
 	out["message"] = message
-	out["content_preview"] = clip(preview, PreviewLimit)
+	out["content_preview"] = hookkit.Clip(preview, PreviewLimit)
 	return out
 }
 
@@ -190,20 +191,9 @@ func firstNonEmpty(ss ...string) string {
 	return ""
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 func plural(n int) string {
 	if n == 1 {
 		return ""
 	}
 	return "s"
-}
-
-// clip cuts s to at most n characters, marking the cut with an ellipsis.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

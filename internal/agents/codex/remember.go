@@ -82,7 +82,7 @@ func amendment(v any) []string {
 }
 
 // remembered is the suggestion a verdict chose, when it is valid for this request.
-func (r *Request) remembered(v Verdict) (Suggestion, bool) {
+func (r *Request) remembered(v models.Verdict) (Suggestion, bool) {
 	rem, ok, err := models.RememberOf(v.Content)
 	if err != nil || !ok {
 		return Suggestion{}, false

@@ -35,12 +35,12 @@ func TestRememberSuggestions(t *testing.T) {
 		{"legacy", fixtures()[MethodExecCommand], rem(map[string]any{"suggestion": 0}), `{"decision":"approved_for_session"}`},
 	}
 	for _, tc := range cases {
-		got := asJSON(t, mustDecode(t, tc.body).Answer(Verdict{Action: "accept", Content: tc.content}))
+		got := asJSON(t, mustDecode(t, tc.body).Answer(models.Verdict{Action: "accept", Content: tc.content}))
 		if got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}
-	if got := asJSON(t, mustDecode(t, amendBody).Answer(Verdict{Action: "decline", Content: rem(map[string]any{"suggestion": 1})})); got != `{"decision":"decline"}` {
+	if got := asJSON(t, mustDecode(t, amendBody).Answer(models.Verdict{Action: "decline", Content: rem(map[string]any{"suggestion": 1})})); got != `{"decision":"decline"}` {
 		t.Errorf("decline with remember = %s", got)
 	}
 }

@@ -1,8 +1,7 @@
 package codexcli
 
 import (
-	"encoding/json"
-
+	"github.com/gatehouse-dev/gatehouse/internal/agents/hookkit"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -30,7 +29,7 @@ func (Agent) Decode(event string, body []byte) (*models.HookRequest, error) {
 		ExternalSession: p.SessionID, ExternalKey: "codex:" + p.SessionID, Cwd: p.Cwd,
 		IDPrefix: IDPrefix, IDKey: p.Key, Params: p.Params(),
 		Tool:   &models.HookTool{Name: p.ToolName, Kind: KindOf(p.ToolName), Input: p.Input()},
-		Answer: func(v models.Verdict) any { return p.Answer(v) },
+		Answer: func(v models.Verdict, by string) any { return p.Answer(v, by) },
 	}, nil
 }
 
@@ -47,24 +46,5 @@ func KindOf(tool string) models.ToolKind {
 // the fields Codex accepts (it fails closed on interrupt, updatedInput or
 // updatedPermissions).
 func (Agent) Deny(payload []byte, message string) ([]byte, bool) {
-	var p struct {
-		HookEventName string `json:"hook_event_name"`
-	}
-	if json.Unmarshal(payload, &p) != nil {
-		return nil, false
-	}
-	var out map[string]any
-	switch p.HookEventName {
-	case EventPermissionRequest:
-		out = map[string]any{"hookEventName": p.HookEventName, "decision": map[string]any{"behavior": "deny", "message": message}}
-	case EventPreToolUse:
-		out = map[string]any{"hookEventName": p.HookEventName, "permissionDecision": "deny", "permissionDecisionReason": message}
-	default:
-		return nil, false
-	}
-	raw, err := json.Marshal(map[string]any{"hookSpecificOutput": out})
-	if err != nil {
-		return nil, false
-	}
-	return raw, true
+	return hookkit.Deny(payload, message, EventPermissionRequest, EventPreToolUse)
 }

@@ -8,20 +8,19 @@
 package codexcli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/agents/hookkit"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // Hook event names Gatehouse parks.
 const (
-	EventPermissionRequest = "PermissionRequest"
-	EventPreToolUse        = "PreToolUse"
+	EventPermissionRequest = hookkit.EventPermissionRequest
+	EventPreToolUse        = hookkit.EventPreToolUse
 )
 
 // Events names the parked events, for error messages.
@@ -63,19 +62,6 @@ type Payload struct {
 	input map[string]any
 }
 
-// DecodeAny reads any hook body, to route it by hook_event_name.
-func DecodeAny(body []byte) (*Payload, error) {
-	var p Payload
-	if err := json.Unmarshal(body, &p); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, fmt.Errorf("%s has the wrong type (want %s)", te.Field, te.Type)
-		}
-		return nil, errors.New("body is not a JSON object")
-	}
-	return &p, nil
-}
-
 // Decode reads a PermissionRequest or PreToolUse body: hook_event_name one of those,
 // a non-empty tool_name, an object tool_input and, for Bash, a non-empty string
 // tool_input.command.
@@ -83,8 +69,8 @@ func Decode(body []byte) (*Payload, error) { return DecodeEvent("", body) }
 
 // DecodeEvent is Decode for a payload of event ("": the payload's hook_event_name).
 func DecodeEvent(event string, body []byte) (*Payload, error) {
-	p, err := DecodeAny(body)
-	if err != nil {
+	p := &Payload{}
+	if err := hookkit.Decode(body, p); err != nil {
 		return nil, err
 	}
 	if event != "" {
@@ -95,18 +81,11 @@ func DecodeEvent(event string, body []byte) (*Payload, error) {
 	case "":
 		return nil, fmt.Errorf("hook_event_name is required (%s)", Events)
 	default:
-		return nil, fmt.Errorf("hook_event_name: Gatehouse does not handle %q hooks; send only %s", clip(p.HookEventName, 64), Events)
+		return nil, fmt.Errorf("hook_event_name: Gatehouse does not handle %q hooks; send only %s", hookkit.Clip(p.HookEventName, 64), Events)
 	}
-	if strings.TrimSpace(p.ToolName) == "" {
-		return nil, errors.New("tool_name is required")
-	}
-	if len(p.ToolInput) == 0 || p.ToolInput[0] != '{' {
-		return nil, errors.New("tool_input must be an object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(p.ToolInput))
-	dec.UseNumber()
-	if err := dec.Decode(&p.input); err != nil || p.input == nil {
-		return nil, errors.New("tool_input must be an object")
+	var err error
+	if p.input, err = hookkit.ToolInput(p.ToolName, p.ToolInput); err != nil {
+		return nil, err
 	}
 	if p.ToolName == ToolBash {
 		if cmd, ok := p.input["command"].(string); !ok || strings.TrimSpace(cmd) == "" {
@@ -158,13 +137,13 @@ func (p *Payload) Params() map[string]any {
 		"codex_event":     p.HookEventName,
 	}
 	if cmd := p.Command(); p.ToolName == ToolBash {
-		params["message"] = "Codex wants to run **" + clip(oneLine(cmd), messageArgLimit) + "**"
+		params["message"] = "Codex wants to run **" + hookkit.Clip(hookkit.OneLine(cmd), messageArgLimit) + "**"
 		params["command"] = cmd
-		params["content_preview"] = clip(cmd, PreviewLimit)
+		params["content_preview"] = hookkit.Clip(cmd, PreviewLimit)
 	} else {
 		raw, _ := json.Marshal(input)
 		params["message"] = fmt.Sprintf("Codex wants to call **%s**", p.ToolName)
-		params["content_preview"] = clip(p.ToolName+"("+string(raw)+")", PreviewLimit)
+		params["content_preview"] = hookkit.Clip(p.ToolName+"("+string(raw)+")", PreviewLimit)
 	}
 	if d := strings.TrimSpace(p.Description()); d != "" {
 		params["reason"] = d
@@ -177,15 +156,7 @@ func (p *Payload) Params() map[string]any {
 	return params
 }
 
-// Verdict is a verdict as this package reads it.
-type Verdict = models.Verdict
-
-func feedback(v Verdict) string {
-	s, _ := v.Content["feedback"].(string)
-	return strings.TrimSpace(s)
-}
-
-// Answer builds the hook output for a verdict.
+// Answer builds the hook output for verdict v, given by by.
 //
 // PermissionRequest: {"hookSpecificOutput":{"hookEventName":"PermissionRequest",
 // "decision":{"behavior":"allow"}}} or behavior "deny" with an optional message, which
@@ -195,20 +166,20 @@ func feedback(v Verdict) string {
 // are refused. An approval is therefore the empty object, which decides nothing: the
 // command goes on to Codex's own approval step (when it needs one), where its
 // PermissionRequest re-attaches to this same prompt and is allowed at once.
-func (p *Payload) Answer(v Verdict) map[string]any {
-	accepted := v.Action == "accept"
+func (p *Payload) Answer(v models.Verdict, by string) map[string]any {
+	accepted := v.Accepted()
 	switch p.HookEventName {
 	case EventPreToolUse:
 		if accepted {
 			return map[string]any{}
 		}
 		return map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": EventPreToolUse, "permissionDecision": "deny", "permissionDecisionReason": denyReason(v),
+			"hookEventName": EventPreToolUse, "permissionDecision": "deny", "permissionDecisionReason": v.DenyReason(by),
 		}}
 	default:
 		decision := map[string]any{"behavior": "allow"}
 		if !accepted {
-			decision = map[string]any{"behavior": "deny", "message": denyReason(v)}
+			decision = map[string]any{"behavior": "deny", "message": v.DenyReason(by)}
 		}
 		return map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": EventPermissionRequest, "decision": decision,
@@ -216,25 +187,7 @@ func (p *Payload) Answer(v Verdict) map[string]any {
 	}
 }
 
-// denyReason is the person's reason, or one naming who denied, in Gatehouse.
-func denyReason(v Verdict) string {
-	if fb := feedback(v); fb != "" {
-		return fb
-	}
-	return models.DeniedMessage(v.By)
-}
-
 func str(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

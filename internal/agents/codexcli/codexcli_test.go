@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // Bodies as Codex 0.171 sends them (`codex exec --approve-for-me`, captured by the
@@ -61,7 +63,7 @@ func TestAnswers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := jsonOf(t, decodeOrFail(t, tc.body).Answer(Verdict{Action: tc.action, Content: tc.content, By: "bob@example.com"}))
+			got := jsonOf(t, decodeOrFail(t, tc.body).Answer(models.Verdict{Action: tc.action, Content: tc.content}, "bob@example.com"))
 			if got != tc.want {
 				t.Fatalf("got  %s\nwant %s", got, tc.want)
 			}

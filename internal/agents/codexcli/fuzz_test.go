@@ -3,6 +3,8 @@ package codexcli
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // FuzzDecode: no hook body makes the decoder, params, key or answers panic, and every
@@ -21,7 +23,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = p.Key("conv_x")
 		for _, a := range []string{"accept", "decline", "cancel"} {
-			if _, err := json.Marshal(p.Answer(Verdict{Action: a, Content: map[string]any{"feedback": 1}})); err != nil {
+			if _, err := json.Marshal(p.Answer(models.Verdict{Action: a, Content: map[string]any{"feedback": 1}}, "")); err != nil {
 				t.Fatalf("answer does not encode: %v", err)
 			}
 		}

@@ -192,7 +192,7 @@ func PublishFor(m *notify.Message, topic string) (*Publish, error) {
 		if o == nil {
 			return nil, errors.New("ntfy: resolved message without an outcome")
 		}
-		verdict, tag := verdictOf(o)
+		verdict, tag := endedOf(o)
 		p.Title = verdict + ": " + oneLine(s.Title)
 		p.Message = outcomeLine(verdict, o)
 		p.Priority = priorityLow // it replaces the question: no need to buzz again
@@ -237,8 +237,8 @@ func describe(s notify.Summary) string {
 	return truncate(strings.TrimRight(b.String(), "\n"), maxMessage)
 }
 
-// verdictOf names an outcome for a title, with the emoji tag that goes with it.
-func verdictOf(o *notify.Outcome) (verdict, tag string) {
+// endedOf names an outcome for a title, with the emoji tag that goes with it.
+func endedOf(o *notify.Outcome) (verdict, tag string) {
 	switch {
 	case o.Status == "resolved" && o.Action == "accept":
 		return "Approved", "white_check_mark"

@@ -7,7 +7,6 @@ import (
 
 	slackapi "github.com/slack-go/slack"
 
-	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -183,11 +182,11 @@ func OutcomeText(o *notify.Outcome) string {
 	}
 	var s string
 	switch o.Action {
-	case elicit.ActionAccept:
+	case models.ActionAccept:
 		s = "Approved"
-	case elicit.ActionDecline:
+	case models.ActionDecline:
 		s = "Rejected"
-	case elicit.ActionCancel:
+	case models.ActionCancel:
 		s = "Cancelled"
 	default:
 		s = "Answered"

@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-func TestParseResult(t *testing.T) {
+func TestParseVerdict(t *testing.T) {
 	ok := []struct {
 		body, action string
 		content      map[string]any
@@ -27,7 +28,7 @@ func TestParseResult(t *testing.T) {
 			map[string]any{"remember": map[string]any{"suggestion": 0, "ruleContent": []string{"a", "b"}}}},
 	}
 	for _, tc := range ok {
-		r, err := ParseResult([]byte(tc.body))
+		r, err := ParseVerdict([]byte(tc.body))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.body, err)
 		}
@@ -52,7 +53,7 @@ func TestParseResult(t *testing.T) {
 		`{"action":"accept","content":{"remember":{"suggestion":0,"scope":"all"}}}`,
 	}
 	for _, body := range bad {
-		_, err := ParseResult([]byte(body))
+		_, err := ParseVerdict([]byte(body))
 		var ve *errs.ValidationError
 		if !errors.As(err, &ve) {
 			t.Fatalf("%q: got %v, want a ValidationError", body, err)
@@ -65,16 +66,16 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// FuzzParseResult: any input either parses into a valid verdict or is a
+// FuzzParseVerdict: any input either parses into a valid verdict or is a
 // ValidationError — never a panic, never another error kind.
-func FuzzParseResult(f *testing.F) {
+func FuzzParseVerdict(f *testing.F) {
 	for _, s := range []string{`{"action":"accept"}`, `{"action":"decline","content":{"feedback":"no"}}`,
 		`{"action":"accept","content":{"a":["x"],"n":1.5,"b":false}}`, `{"action":"cancel","content":null}`, `{`, `[]`,
 		`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":"npm run deploy:*"}}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ParseResult(data)
+		r, err := ParseVerdict(data)
 		if err != nil {
 			var ve *errs.ValidationError
 			if !errors.As(err, &ve) {
@@ -83,7 +84,7 @@ func FuzzParseResult(f *testing.F) {
 			return
 		}
 		switch r.Action {
-		case ActionAccept, ActionDecline, ActionCancel:
+		case models.ActionAccept, models.ActionDecline, models.ActionCancel:
 		default:
 			t.Fatalf("parsed an invalid action %q", r.Action)
 		}
@@ -108,12 +109,12 @@ func TestRememberStorable(t *testing.T) {
 		`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":"npm\u0000"}}}`,
 		`{"action":"accept","content":{"remember":{"suggestion":0,"ruleContent":["a","b\u0000"]}}}`,
 	} {
-		r, err := ParseResult([]byte(body))
+		r, err := ParseVerdict([]byte(body))
 		if err != nil {
 			t.Fatalf("%s: %v", body, err)
 		}
 		var ve *errs.ValidationError
-		if err := r.checkStorable(); !errors.As(err, &ve) || ve.Field != "content.remember" {
+		if err := checkStorable(r.Content); !errors.As(err, &ve) || ve.Field != "content.remember" {
 			t.Fatalf("%s: checkStorable = %v", body, err)
 		}
 	}

@@ -10,42 +10,26 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// Actions of an MCP ElicitationResult.
-const (
-	ActionAccept  = "accept"
-	ActionDecline = "decline"
-	ActionCancel  = "cancel"
-)
-
-// ContentAutomatic marks verdict content that Gatehouse itself wrote (a rule's answer,
-// a timeout's), so its feedback is passed on as the reason rather than reported as a
-// person's decline.
-const ContentAutomatic = "gatehouse_automatic"
-
-// Result is an MCP ElicitationResult: the human's verdict.
-type Result struct {
-	Action  string         `json:"action"`
-	Content map[string]any `json:"content,omitempty"`
-}
-
-// ParseResult decodes and validates an ElicitationResult. Anything that is not exactly
-// that shape — another action, a missing action, content values other than string,
-// number, boolean or list of strings — is a ValidationError (422).
-func ParseResult(raw []byte) (Result, error) {
+// ParseVerdict decodes and validates a verdict, an MCP ElicitationResult. Anything
+// that is not exactly that shape — another action, a missing action, content values
+// other than string, number, boolean or list of strings — is a ValidationError (422).
+func ParseVerdict(raw []byte) (models.Verdict, error) {
 	var probe map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&probe); err != nil || probe == nil {
-		return Result{}, errs.Validation("", "body must be a JSON object {\"action\":\"accept|decline|cancel\",\"content\"?:{…}}")
+		return models.Verdict{}, errs.Validation("", "body must be a JSON object {\"action\":\"accept|decline|cancel\",\"content\"?:{…}}")
 	}
-	return resultFromFields(probe)
+	return verdictFromFields(probe)
 }
 
-// ResultFromMap validates an already-decoded ElicitationResult object.
-func ResultFromMap(m map[string]json.RawMessage) (Result, error) { return resultFromFields(m) }
+// VerdictFromMap validates an already-decoded verdict object.
+func VerdictFromMap(m map[string]json.RawMessage) (models.Verdict, error) {
+	return verdictFromFields(m)
+}
 
-func resultFromFields(probe map[string]json.RawMessage) (Result, error) {
-	var r Result
+func verdictFromFields(probe map[string]json.RawMessage) (models.Verdict, error) {
+	var r models.Verdict
 	rawAction, ok := probe["action"]
 	if !ok {
 		return r, errs.Validation("action", "is required")
@@ -54,7 +38,7 @@ func resultFromFields(probe map[string]json.RawMessage) (Result, error) {
 		return r, errs.Validation("action", "must be a string")
 	}
 	switch r.Action {
-	case ActionAccept, ActionDecline, ActionCancel:
+	case models.ActionAccept, models.ActionDecline, models.ActionCancel:
 	default:
 		return r, errs.Validation("action", "must be accept, decline or cancel, not %q", r.Action)
 	}
@@ -134,8 +118,8 @@ func rememberValue(raw json.RawMessage) (any, error) {
 // U+0000 in TEXT or JSONB while SQLite can. The JSON API refuses such bodies before
 // parsing; verdicts built from form posts (approval page, inbox) reach Resolve directly,
 // so the one resolver checks too — a 422, never a 500 on one database only.
-func (r Result) checkStorable() error {
-	for k, v := range r.Content {
+func checkStorable(content map[string]any) error {
+	for k, v := range content {
 		if strings.ContainsRune(k, 0) {
 			return errs.Validation("content", "keys must not contain NUL")
 		}
@@ -151,22 +135,10 @@ func (r Result) checkStorable() error {
 				}
 			}
 		case map[string]any: // content.remember
-			if err := (Result{Content: t}).checkStorable(); err != nil {
+			if err := checkStorable(t); err != nil {
 				return errs.Validation("content."+k, "must not contain NUL")
 			}
 		}
 	}
 	return nil
-}
-
-// Bool reads a boolean flag from content (true only for JSON true).
-func (r Result) Bool(key string) bool {
-	b, ok := r.Content[key].(bool)
-	return ok && b
-}
-
-// String reads a string from content.
-func (r Result) String(key string) string {
-	s, _ := r.Content[key].(string)
-	return s
 }

@@ -1,0 +1,65 @@
+package codexcli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/agents/hookkit"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// Settings is the config.toml hooks block that sends Codex's PermissionRequest and
+// PreToolUse hooks to Gatehouse through the command hook `<o.Command> hook codex`
+// (Codex has command hooks only), and notes on trusting them. o.Auth plays no part: an
+// API token (o.TokenEnv) is how a command hook identifies its person.
+func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
+	if o.TokenEnv != "" && !hookkit.ValidEnvName(o.TokenEnv) {
+		return models.Settings{}, fmt.Errorf("--token-env: %q is not an environment variable name", o.TokenEnv)
+	}
+	if o.Command == "" || strings.ContainsAny(o.Command, "\"'\n\\") {
+		return models.Settings{}, fmt.Errorf("--command: want the path of the gatehouse binary without quotes or backslashes, got %q", o.Command)
+	}
+	argv := []string{shellWord(o.Command), "hook", a.Name(), "--url", shellWord(o.URL)}
+	if o.TokenEnv != "" {
+		argv = append(argv, "--token-env", o.TokenEnv)
+	}
+	var notes []string
+	secs, capped := o.HookTimeout()
+	if capped {
+		notes = append(notes, fmt.Sprintf("the hook timeout is capped at %s: a prompt still waiting then falls back to Codex's own approval", models.HookTimeoutMax))
+	}
+
+	var b strings.Builder
+	b.WriteString("# Gatehouse: Codex asks a person in Gatehouse before it runs a command (gatehouse codex-settings).\n")
+	b.WriteString("# PermissionRequest fires when Codex itself would ask for approval; PreToolUse fires before\n")
+	b.WriteString("# every command, so with it every command waits for a person: delete that block to be asked\n")
+	b.WriteString("# only when Codex would ask. One answer covers both events for the same command.\n")
+	for _, ev := range a.Events() {
+		fmt.Fprintf(&b, "\n[[hooks.%s]]\n", ev)
+		if ev == EventPreToolUse {
+			fmt.Fprintf(&b, "matcher = %q # shell commands only\n", ToolBash)
+		}
+		fmt.Fprintf(&b, "\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %s\ntimeout = %d\n",
+			ev, strconv.Quote(strings.Join(argv, " ")), secs)
+	}
+	notes = append(notes,
+		"Codex skips new or changed hooks until you trust them: start `codex` once in a terminal and choose Trust when it "+
+			"lists them (\"Hooks need review\"); `codex exec` runs only trusted hooks (or pass --dangerously-bypass-hook-trust for a one-off run)",
+		"headless runs need approvals on to ask at all: `codex exec --approve-for-me` (with approval policy never, PermissionRequest never fires)")
+	if o.TokenEnv != "" {
+		notes = append(notes, fmt.Sprintf("export %s=<your Gatehouse API token> in the shell you start codex from", o.TokenEnv))
+	}
+	return models.Settings{Text: b.String(), Notes: notes}, nil
+}
+
+// shellWord quotes s for a POSIX shell when it needs it (Codex runs the command with
+// the shell).
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}

@@ -1,0 +1,38 @@
+package agents_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/agents"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// TestSettings: every agent either installs hooks that reach its own route
+// (/v1/hooks/<name>, or `gatehouse hook <name>`) with a timeout above the server's
+// wait, or says explicitly that it installs none — the Codex app-server, whose
+// requests come through its bridge.
+func TestSettings(t *testing.T) {
+	o := models.SettingsOptions{URL: "https://gh.example.com", Auth: "none", Command: "gatehouse",
+		Wait: time.Hour, Events: []string{"PermissionRequest"}}
+	none := map[string]bool{}
+	for _, a := range agents.Default().All() {
+		s, err := a.Settings(o)
+		if errors.Is(err, models.ErrNoSettings) {
+			none[a.Name()] = true
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", a.Name(), err)
+			continue
+		}
+		if !strings.Contains(s.Text, "gatehouse hook "+a.Name()+" --url https://gh.example.com") || !strings.Contains(s.Text, "3630") {
+			t.Errorf("%s: snippet does not run its hook with a timeout of 3630 s:\n%s", a.Name(), s.Text)
+		}
+	}
+	if len(none) != 1 || !none["codex-app-server"] {
+		t.Errorf("agents installing nothing: %v, want only codex-app-server", none)
+	}
+}
