@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/a-h/templ"
@@ -31,19 +30,11 @@ func (s *Server) showSessionPage(c echo.Context) error {
 // soon as the viewer may no longer read the session.
 func (s *Server) sessionEvents(c echo.Context) error {
 	ctx := c.Request().Context()
-	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Read)
-	if err != nil {
-		return err
-	}
-	access, err := s.openStream(c, sess.RootID, func(ctx context.Context) error {
-		_, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read)
-		return err
-	})
+	_, access, sub, err := s.openSessionStream(c)
 	if err != nil {
 		return err
 	}
 	defer access.Release()
-	sub := s.bus.Subscribe(sess.ID, streamBuffer)
 	defer sub.Cancel()
 	s.csrfToken(c)
 	sw := s.startSSE(c)

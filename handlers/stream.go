@@ -9,6 +9,8 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // heartbeatEvery is how often an idle stream gets a heartbeat.
@@ -16,6 +18,25 @@ const heartbeatEvery = 15 * time.Second
 
 // streamBuffer is how many events a subscriber may fall behind before it is dropped.
 const streamBuffer = 256
+
+// openSessionStream opens a live view of the session in the path for its reader: the
+// stream counts against their cap of open streams (Release it), the grant is re-checked
+// whenever it may have changed, and the subscription to the session's events (Cancel
+// it) starts before anything is written.
+func (s *Server) openSessionStream(c echo.Context) (*models.Session, *liveAccess, *stream.Subscription, error) {
+	sess, err := s.sessions.Authorize(c.Request().Context(), userOf(c), c.Param("sid"), auth.Read)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	access, err := s.openStream(c, sess.RootID, func(ctx context.Context) error {
+		_, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read)
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return sess, access, s.bus.Subscribe(sess.ID, streamBuffer), nil
+}
 
 // streamSession serves a session's live event stream (SSE). The subscriber is
 // registered before the first frame — the heartbeat — is written, so a client that has
@@ -25,19 +46,11 @@ const streamBuffer = 256
 // revoked (on any replica) or expired, a browser signed out.
 func (s *Server) streamSession(c echo.Context) error {
 	ctx := c.Request().Context()
-	sess, err := s.sessions.Authorize(ctx, userOf(c), c.Param("sid"), auth.Read)
-	if err != nil {
-		return err
-	}
-	access, err := s.openStream(c, sess.RootID, func(ctx context.Context) error {
-		_, err := s.sessions.Authorize(ctx, userOf(c), sess.ID, auth.Read)
-		return err
-	})
+	sess, access, sub, err := s.openSessionStream(c)
 	if err != nil {
 		return err
 	}
 	defer access.Release()
-	sub := s.bus.Subscribe(sess.ID, streamBuffer)
 	defer sub.Cancel()
 
 	w := startEventStream(c)
