@@ -164,6 +164,10 @@ func (s *Server) parkJobOf(c echo.Context, sess *models.Session, level auth.Leve
 		eid = ids.Deterministic(req.IDPrefix, req.IDKey(sess.ID))
 	}
 	params := req.Params
+	if req.Tool != nil && req.Tool.Kind != "" && params != nil {
+		// The views show the call by its kind, whatever the agent names the tool.
+		params[models.ParamToolKind] = string(req.Tool.Kind)
+	}
 	if len(req.RequestedSchema) > 0 {
 		params = withPropertyOrder(params, req.RequestedSchema)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/prompt"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
 	"github.com/gatehouse-dev/gatehouse/views"
@@ -176,7 +177,9 @@ func ruleOfferFor(row *models.Elicitation) *views.RuleOffer {
 		return &views.RuleOffer{Tool: codex.ShellTool, Pattern: p.Command, Cwd: p.Cwd}
 	case p.ToolName == "" || row.Origin == models.OriginClaudeElicit:
 		return nil
-	case p.ToolName == "AskUserQuestion" || p.ToolName == "ExitPlanMode":
+	}
+	switch prompt.ToolKindOf(row.DecodeParams().All) {
+	case models.KindQuestion, models.KindPlan:
 		return nil // a question or a plan: allowing "it" always answers nothing
 	}
 	return &views.RuleOffer{Tool: p.ToolName, Pattern: rules.OfferPattern(p.ToolName, p.ToolInput), Cwd: p.Cwd}

@@ -2,6 +2,12 @@ package models
 
 import "encoding/json"
 
+// ParamToolKind is the param that records a parked tool call's kind (a ToolKind, as
+// its agent classified it), so the approval page, the inbox and notifications show
+// the call by what it does, not by the agent's name for the tool. Prompts stored
+// before it was written lack it.
+const ParamToolKind = "tool_kind"
+
 // Params are a prompt's published params (the JSON the request event carries): the
 // keys Gatehouse itself reads, typed, and every key as stored in All — each origin adds
 // its own (tool_input, permission_suggestions, requestedSchema, …) and streams publish

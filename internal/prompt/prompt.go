@@ -235,17 +235,17 @@ func vendorOf(origin string, params map[string]any) string {
 }
 
 // canRemember: Codex says so per method (allow_remember); Claude's PermissionRequest
-// can keep one of its permission_suggestions for any tool but the question and plan
-// tools. What can be kept is suggestionsOf's to say.
+// can keep one of its permission_suggestions for any tool but a question or a plan.
+// What can be kept is suggestionsOf's to say.
 func canRemember(origin string, params map[string]any) bool {
 	if v, ok := params["allow_remember"].(bool); ok {
 		return v
 	}
-	if origin != models.OriginClaudePermission {
+	if origin != models.OriginClaudePermission || str(params["tool_name"]) == "" {
 		return false
 	}
-	switch str(params["tool_name"]) {
-	case "", "AskUserQuestion", "ExitPlanMode":
+	switch ToolKindOf(params) {
+	case models.KindQuestion, models.KindPlan:
 		return false
 	}
 	return true

@@ -7,37 +7,41 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/diff"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// ToolKind is how a tool call is shown in its own terms.
-type ToolKind string
+// ToolLayout is how a tool call is shown in its own terms (chosen from its kind,
+// models.ToolKind, and the shape of its input).
+type ToolLayout string
 
-// Tool kinds.
+// Tool layouts.
 const (
-	// ToolCommand is a shell command (Claude's Bash, a Codex command approval), with its
-	// description and working directory, and the diffs of a patch it applies.
-	ToolCommand ToolKind = "command"
-	// ToolFiles is a file change (Edit, MultiEdit, Write, NotebookEdit, apply_patch,
-	// Codex file changes) shown as diffs.
-	ToolFiles ToolKind = "files"
-	// ToolFetch is a web request (WebFetch): the URL, its host as the browser resolves
-	// it, and what the agent means to do with the page.
-	ToolFetch ToolKind = "fetch"
-	// ToolQuestions is AskUserQuestion (or Codex requestUserInput): the questions.
-	ToolQuestions ToolKind = "questions"
-	// ToolPlan is ExitPlanMode: the plan.
-	ToolPlan ToolKind = "plan"
+	// ToolCommand is a shell command (models.KindShell, a Codex command approval),
+	// with its description and working directory, and the diffs of a patch it applies.
+	ToolCommand ToolLayout = "command"
+	// ToolFiles is a file change (models.KindEdit, models.KindWrite, Codex file
+	// changes) shown as diffs.
+	ToolFiles ToolLayout = "files"
+	// ToolFetch is a web request (models.KindFetch): the URL, its host as the browser
+	// resolves it, and what the agent means to do with the page.
+	ToolFetch ToolLayout = "fetch"
+	// ToolQuestions is the agent's questions to the person (Claude's AskUserQuestion,
+	// Codex requestUserInput).
+	ToolQuestions ToolLayout = "questions"
+	// ToolPlan is a plan the agent asks to carry out (Claude's ExitPlanMode).
+	ToolPlan ToolLayout = "plan"
 	// ToolFields is any other tool whose input is flat: one labelled value each.
-	ToolFields ToolKind = "fields"
+	ToolFields ToolLayout = "fields"
 	// ToolJSON is the fallback for nested input: the bounded JSON view.
-	ToolJSON ToolKind = "json"
+	ToolJSON ToolLayout = "json"
 )
 
-// Tool is one tool call in its own terms. Only the fields of its Kind are set; Fields
-// holds whatever else the input carries (unknown flags are shown, never dropped).
+// Tool is one tool call in its own terms. Only the fields of its Layout are set;
+// Fields holds whatever else the input carries (unknown flags are shown, never
+// dropped).
 type Tool struct {
-	Kind ToolKind
-	Name string
+	Layout ToolLayout
+	Name   string
 
 	Command     string
 	Description string
@@ -134,19 +138,13 @@ func cardLimits() toolLimits {
 
 func lineCost(l diff.Line) int { return htmlLen(l.Text) + diffLineMarkup }
 
-// Tool names Claude Code sends.
-const (
-	toolBash         = "Bash"
-	toolEdit         = "Edit"
-	toolMultiEdit    = "MultiEdit"
-	toolWrite        = "Write"
-	toolNotebookEdit = "NotebookEdit"
-	toolWebFetch     = "WebFetch"
-)
-
-// previousContentKeys are where a Write's tool input may carry the file's content
-// before the write; Claude Code itself does not send it, other callers may.
+// previousContentKeys are where a file write's tool input may carry the file's
+// content before the write; Claude Code itself does not send it, other callers may.
 var previousContentKeys = []string{"original_content", "originalFile", "previous_content", "old_content"}
+
+// patchKeys are where an edit's tool input may carry a patch (an apply_patch envelope
+// or a unified diff) instead of old and new text.
+var patchKeys = []string{"input", "patch", "command"}
 
 // DescribeTool shows a prompt's tool call in its own terms, within a page's bounds
 // (card false) or a list card's (card true). It returns nil for prompts that are not
@@ -161,18 +159,17 @@ func DescribeTool(params map[string]any, card bool) *Tool {
 
 func describeTool(params map[string]any, lim toolLimits) *Tool {
 	b := &toolBuilder{lim: lim, left: lim.budget, diffs: diff.Budget{Left: lim.diffs}}
-	name := str(params["tool_name"])
 	input, hasInput := params["tool_input"].(map[string]any)
-	t := &Tool{Name: name}
+	t := &Tool{Name: str(params["tool_name"])}
 	switch {
 	case len(questionList(params)) > 0:
-		t.Kind = ToolQuestions
+		t.Layout = ToolQuestions
 		t.Questions = b.questions(questionList(params))
 	case params["exit_plan_mode"] != nil:
-		t.Kind = ToolPlan
+		t.Layout = ToolPlan
 		plan := planText(params["exit_plan_mode"])
 		if plan == "" {
-			t.Kind = ToolJSON
+			t.Layout = ToolJSON
 			t.JSON = b.json(params["exit_plan_mode"])
 			break
 		}
@@ -182,12 +179,13 @@ func describeTool(params map[string]any, lim toolLimits) *Tool {
 		if files == nil {
 			return nil
 		}
-		t.Kind, t.Files = ToolFiles, files
+		t.Layout, t.Files = ToolFiles, files
 		b.field(&t.Fields, "Reason", str(params["reason"]))
 	case hasInput:
-		b.claudeTool(t, name, input, str(params["cwd"]))
+		b.inputTool(t, ToolKindOf(params), input, str(params["cwd"]))
 	case str(params["command"]) != "":
-		t.Kind = ToolCommand
+		// A command approval whose params hold the command itself (Codex app-server).
+		t.Layout = ToolCommand
 		t.Command = b.text(str(params["command"]))
 		t.Cwd = b.line(str(params["cwd"]))
 		b.field(&t.Fields, "Reason", str(params["reason"]))
@@ -204,36 +202,88 @@ func describeTool(params map[string]any, lim toolLimits) *Tool {
 	return t
 }
 
-// claudeTool fills t for a Claude-style tool_name + tool_input.
-func (b *toolBuilder) claudeTool(t *Tool, name string, input map[string]any, cwd string) {
-	used := map[string]bool{}
-	take := func(k string) string { used[k] = true; return str(input[k]) }
-	path := func() string {
-		for _, k := range []string{"file_path", "notebook_path", "path"} {
-			if v := str(input[k]); v != "" {
-				used[k] = true
-				return v
-			}
+// toolInput reads a tool input, remembering which keys a view shows in its own terms
+// so that every other key is listed too.
+type toolInput struct {
+	m    map[string]any
+	used map[string]bool
+}
+
+func (in toolInput) take(k string) string { in.used[k] = true; return str(in.m[k]) }
+
+// has reports whether the input carries k at all.
+func (in toolInput) has(k string) bool { _, ok := in.m[k]; return ok }
+
+// path is the file the input names.
+func (in toolInput) path() string {
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		if v := str(in.m[k]); v != "" {
+			in.used[k] = true
+			return v
 		}
-		return ""
 	}
+	return ""
+}
+
+// inputTool fills t for a tool_input laid out by the tool's kind: a command, a file
+// edit or write as diffs, a fetch's URL; any other input as labelled fields or JSON.
+func (b *toolBuilder) inputTool(t *Tool, kind models.ToolKind, input map[string]any, cwd string) {
+	in := toolInput{m: input, used: map[string]bool{}}
 	switch {
-	case name == toolEdit || (name == toolMultiEdit && input["edits"] == nil && input["old_string"] != nil):
-		t.Kind = ToolFiles
-		p := path()
-		all, _ := input["replace_all"].(bool)
-		used["replace_all"] = true
-		change := "edit"
-		if all {
-			change = "edit (every occurrence)"
+	case kind == models.KindEdit:
+		t.Layout = ToolFiles
+		t.Files = b.edit(in)
+	case kind == models.KindWrite:
+		t.Layout = ToolFiles
+		t.Files = []FileDiff{b.write(in)}
+	case kind == models.KindFetch && str(input["url"]) != "":
+		t.Layout = ToolFetch
+		var u Prompt
+		u.describeURL(in.take("url"))
+		t.URL, t.URLHost, t.URLHostUnicode, t.URLSafe = b.line(u.URL), b.line(u.URLHost), b.line(u.URLHostUnicode), u.URLSafe
+	case kind == models.KindShell || str(input["command"]) != "":
+		t.Layout = ToolCommand
+		cmd := in.take("command")
+		t.Command = b.text(cmd)
+		t.Description = b.line(in.take("description"))
+		t.Cwd = b.line(cwd)
+		if diff.IsPatch(cmd) {
+			t.Files = b.patch(cmd)
 		}
-		lines, cut := diff.Compute(take("old_string"), take("new_string"))
-		t.Files = []FileDiff{b.file(diff.File{Path: p, Change: change, Lines: lines, Relative: true, Cut: cut})}
-	case name == toolMultiEdit:
-		t.Kind = ToolFiles
-		p := path()
-		used["edits"] = true
-		edits := listOf(input["edits"])
+	case flat(input):
+		t.Layout = ToolFields
+		if !b.lim.card {
+			// The page's details already show these two.
+			in.used["description"] = true
+			in.path()
+		}
+	default:
+		t.Layout = ToolJSON
+		t.JSON = b.json(input)
+		return
+	}
+	// Whatever else the input holds is shown too, so nothing can ride along unseen.
+	keys := make([]string, 0, len(input))
+	for k := range input {
+		if !in.used[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.value(&t.Fields, k, input[k])
+	}
+}
+
+// edit lays out a file edit by the shape of its input: a list of edits (each old and
+// new text), one old and new text, a notebook cell, or a patch. An input of none of
+// these shapes shows no diff: its fields say what it holds.
+func (b *toolBuilder) edit(in toolInput) []FileDiff {
+	switch {
+	case in.m["edits"] != nil:
+		p := in.path()
+		in.used["edits"] = true
+		edits := listOf(in.m["edits"])
 		var lines []diff.Line
 		cut := false
 		for i, e := range edits {
@@ -247,95 +297,64 @@ func (b *toolBuilder) claudeTool(t *Tool, name string, input map[string]any, cwd
 			lines = append(lines, diff.Line{Op: diff.Hunk, Text: header})
 			lines = append(lines, l...)
 		}
-		t.Files = []FileDiff{b.file(diff.File{Path: p, Change: "edit", Lines: lines, Relative: true, Cut: cut})}
-	case name == toolWrite:
-		t.Kind = ToolFiles
-		p := path()
-		content := take("content")
-		var f diff.File
-		note := ""
-		if prev, ok := previous(input, used); ok {
-			f.Lines, f.Cut = diff.Compute(prev, content)
-			f.Change = "write"
-		} else {
-			f.Lines, f.Cut = diff.Added(content)
-			f.Change = "write (whole file)"
-			note = "The request does not hold the file's current content: this is everything the file will contain."
+		return []FileDiff{b.file(diff.File{Path: p, Change: "edit", Lines: lines, Relative: true, Cut: cut})}
+	case in.has("old_string") || in.has("new_string"):
+		p := in.path()
+		all, _ := in.m["replace_all"].(bool)
+		in.used["replace_all"] = true
+		change := "edit"
+		if all {
+			change = "edit (every occurrence)"
 		}
-		f.Path = p
-		fd := b.file(f)
-		fd.Note = note
-		t.Files = []FileDiff{fd}
-	case name == toolNotebookEdit:
-		t.Kind = ToolFiles
-		p := path()
-		mode := take("edit_mode")
+		lines, cut := diff.Compute(in.take("old_string"), in.take("new_string"))
+		return []FileDiff{b.file(diff.File{Path: p, Change: change, Lines: lines, Relative: true, Cut: cut})}
+	case in.has("notebook_path") || in.has("new_source"):
+		p := in.path()
+		mode := in.take("edit_mode")
 		if mode == "" {
 			mode = "replace"
 		}
 		change := "notebook cell " + mode
-		if id := take("cell_id"); id != "" {
+		if id := in.take("cell_id"); id != "" {
 			change += " (" + id + ")"
 		}
-		lines, cut := diff.Added(take("new_source"))
+		lines, cut := diff.Added(in.take("new_source"))
 		if mode == "delete" {
 			lines = nil
 		}
-		t.Files = []FileDiff{b.file(diff.File{Path: p, Change: change, Lines: lines, Cut: cut})}
-	case isApplyPatch(name):
-		t.Kind = ToolFiles
-		for _, k := range []string{"input", "patch", "command"} {
-			if s := str(input[k]); s != "" {
-				used[k] = true
-				t.Files = b.patch(s)
-				break
-			}
-		}
-	case name == toolWebFetch && str(input["url"]) != "":
-		t.Kind = ToolFetch
-		var u Prompt
-		u.describeURL(take("url"))
-		t.URL, t.URLHost, t.URLHostUnicode, t.URLSafe = b.line(u.URL), b.line(u.URLHost), b.line(u.URLHostUnicode), u.URLSafe
-	case str(input["command"]) != "" || name == toolBash:
-		t.Kind = ToolCommand
-		cmd := take("command")
-		t.Command = b.text(cmd)
-		t.Description = b.line(take("description"))
-		t.Cwd = b.line(cwd)
-		if diff.IsPatch(cmd) {
-			t.Files = b.patch(cmd)
-		}
-	case flat(input):
-		t.Kind = ToolFields
-		if !b.lim.card {
-			// The page's details already show these two.
-			used["description"] = true
-			path()
-		}
-	default:
-		t.Kind = ToolJSON
-		t.JSON = b.json(input)
-		return
+		return []FileDiff{b.file(diff.File{Path: p, Change: change, Lines: lines, Cut: cut})}
 	}
-	// Whatever else the input holds is shown too, so nothing can ride along unseen.
-	keys := make([]string, 0, len(input))
-	for k := range input {
-		if !used[k] {
-			keys = append(keys, k)
+	for _, k := range patchKeys {
+		if s := str(in.m[k]); s != "" {
+			in.used[k] = true
+			return b.patch(s)
 		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		b.value(&t.Fields, k, input[k])
-	}
+	return nil
 }
 
-func isApplyPatch(name string) bool {
-	n := strings.ToLower(strings.ReplaceAll(name, "_", ""))
-	return n == "applypatch"
+// write lays out a whole-file write: a diff against the previous content when the
+// input carries it, else every line as added.
+func (b *toolBuilder) write(in toolInput) FileDiff {
+	p := in.path()
+	content := in.take("content")
+	var f diff.File
+	note := ""
+	if prev, ok := previous(in.m, in.used); ok {
+		f.Lines, f.Cut = diff.Compute(prev, content)
+		f.Change = "write"
+	} else {
+		f.Lines, f.Cut = diff.Added(content)
+		f.Change = "write (whole file)"
+		note = "The request does not hold the file's current content: this is everything the file will contain."
+	}
+	f.Path = p
+	fd := b.file(f)
+	fd.Note = note
+	return fd
 }
 
-// previous finds a Write's previous file content in its input.
+// previous finds a file write's previous file content in its input.
 func previous(input map[string]any, used map[string]bool) (string, bool) {
 	for _, k := range previousContentKeys {
 		if s, ok := input[k].(string); ok {
@@ -568,11 +587,11 @@ func pageTool(params map[string]any) (*Tool, map[string]bool) {
 		return nil, nil
 	}
 	switch {
-	case t.Kind == ToolFiles:
+	case t.Layout == ToolFiles:
 		return t, map[string]bool{"tool-input": true, "file": true, "files": true}
-	case t.Kind == ToolFetch || t.Kind == ToolFields:
+	case t.Layout == ToolFetch || t.Layout == ToolFields:
 		return t, map[string]bool{"tool-input": true}
-	case t.Kind == ToolCommand && len(t.Files) > 0:
+	case t.Layout == ToolCommand && len(t.Files) > 0:
 		// The details show the command; the view adds the patch's diffs.
 		return t, nil
 	}
