@@ -132,7 +132,7 @@ func (s *Service) InspectAction(ctx context.Context, token, presenter string) (*
 		return nil, err
 	}
 	v := &ActionView{Action: c.Action, Person: c.User, Channel: c.Channel, ExpiresAt: time.Unix(c.Expires, 0).UTC(),
-		Prompt: summarize(e, sess, s.agentOf(ctx, sess), s.md), Pending: e.IsPending(), ApproveURL: s.approveURL(e)}
+		Prompt: summarize(e, sess, s.agentOf(ctx, sess)), Pending: e.IsPending(), ApproveURL: s.approveURL(e)}
 	if e.ResolvedBy != nil {
 		v.ResolvedBy = *e.ResolvedBy
 	}
@@ -148,7 +148,7 @@ func (s *Service) UseAction(ctx context.Context, token, presenter, via string) (
 	if err != nil {
 		return nil, err
 	}
-	sum := summarize(e, sess, s.agentOf(ctx, sess), s.md)
+	sum := summarize(e, sess, s.agentOf(ctx, sess))
 	if c.Action == models.ActionAccept && !sum.Answerable {
 		return nil, errs.Conflict("this request needs more than a yes: open it to answer")
 	}

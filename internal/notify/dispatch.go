@@ -251,7 +251,7 @@ func (s *Service) deliver(ctx context.Context, n *models.Notification, c *batchC
 	if m.Target, err = s.targetOf(ctx, n, st); err != nil {
 		return skip(err.Error())
 	}
-	m.Prompt = summarize(e, sess, c.agents[sess.AgentID], s.md)
+	m.Prompt = summarize(e, sess, c.agents[sess.AgentID])
 	if n.Kind != KindResolved && m.Prompt.Answerable && e.IsPending() {
 		m.AcceptToken, m.DeclineToken = s.links.issue(e, n.User, n.Channel, models.ActionAccept), s.links.issue(e, n.User, n.Channel, models.ActionDecline)
 		m.AcceptURL, m.DeclineURL = s.o.PublicURL+"/act/"+m.AcceptToken, s.o.PublicURL+"/act/"+m.DeclineToken

@@ -127,33 +127,26 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 		params = map[string]any{}
 	}
 	p := &Prompt{
-		Kind:       KindPlain,
 		Vendor:     vendorOf(origin, params),
-		Message:    str(params["message"]),
 		ToolName:   str(params["tool_name"]),
 		ServerName: str(params["server_name"]),
 	}
 	if origin == models.OriginPolicy {
 		p.Policy = str(params["policy_name"])
 	}
-	if p.Message == "" {
-		p.Message = "An agent asks for your approval"
-	}
-	p.Message, p.Cut = Cut(p.Message, MaxMessage)
-	var cut bool
-	var shown map[string]bool
-	p.Tool, shown = pageTool(params)
-	p.Details, cut = details(params, shown)
-	p.Cut = p.Cut || cut || (p.Tool != nil && p.Tool.Cut)
+	p.Message, p.Cut = messageOf(params)
+	f := formOf(params)
+	p.Kind, p.approvalFlag, p.Fields, p.schema = f.kind, f.approvalFlag, f.fields, f.schema
+	v := show(params, p.Kind)
+	p.Tool, p.Details, p.CardTool, p.Preview = v.tool, v.details, v.card, v.preview
+	p.Cut = p.Cut || v.cut
 	p.CanRemember = canRemember(origin, params)
 
-	switch {
-	case len(questionList(params)) > 0:
-		p.Kind = KindQuestion
+	switch p.Kind {
+	case KindQuestion:
 		p.Questions = parseQuestions(questionList(params))
 		p.CanRemember = false
-	case params["exit_plan_mode"] != nil:
-		p.Kind = KindPlan
+	case KindPlan:
 		p.CanRemember = false
 		plan := planText(params["exit_plan_mode"])
 		if plan == "" {
@@ -164,27 +157,10 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 		p.Cut = p.Cut || cut
 		p.PlanText = plan
 		p.PlanHTML = Visible(md.HTML(plan)) // markers are plain text, safe inside HTML
-	case isURLMode(params):
-		p.Kind = KindURL
+	case KindURL:
 		p.describeURL(str(params["url"]))
-	default:
-		if schema, ok := params["requestedSchema"].(map[string]any); ok {
-			if flag := approvalFlag(schema); flag != "" {
-				p.approvalFlag = flag
-			} else if fields := parseFields(schema, listOf(params[ParamPropertyOrder])); len(fields) > 0 {
-				p.Kind = KindForm
-				p.Fields = fields
-				p.schema = schema
-				p.CanRemember = false
-			}
-		}
-	}
-	if len(p.Details) == 0 && p.Kind == KindPlain {
-		if prev := str(params["content_preview"]); prev != "" {
-			prev, cut := Cut(prev, MaxText)
-			p.Cut = p.Cut || cut
-			p.Details = append(p.Details, Detail{Label: "Request", Value: prev, Block: true, TestID: "preview"})
-		}
+	case KindForm:
+		p.CanRemember = false
 	}
 	p.origin, p.params = origin, params
 	if p.CanRemember {
@@ -194,12 +170,81 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 		}
 	}
 	p.CanRemember = len(p.Suggestions) > 0
-	p.Preview, p.PreviewCut = cardPreview(params)
-	if p.CardTool = DescribeTool(params, true); p.CardTool != nil {
-		p.PreviewCut = p.CardTool.Cut
-	}
-	p.PreviewCut = p.PreviewCut || p.Cut
+	p.PreviewCut = v.previewCut || p.Cut
 	return p
+}
+
+// messageOf is the prompt's one-line request within MaxMessage, and whether it was cut.
+func messageOf(params map[string]any) (string, bool) {
+	m := str(params["message"])
+	if m == "" {
+		m = "An agent asks for your approval"
+	}
+	return Cut(m, MaxMessage)
+}
+
+// form is the shape of form a prompt needs, with what a form of that shape reads.
+type form struct {
+	kind Kind
+	// approvalFlag is set for the MCP approval schema shown as a plain prompt;
+	// fields and schema for an MCP form.
+	approvalFlag string
+	fields       []Field
+	schema       map[string]any
+}
+
+// formOf chooses a prompt's form by what its params carry: questions, a plan, a
+// URL-mode target, a schema with fields; else a plain approve/reject.
+func formOf(params map[string]any) form {
+	switch {
+	case len(questionList(params)) > 0:
+		return form{kind: KindQuestion}
+	case params["exit_plan_mode"] != nil:
+		return form{kind: KindPlan}
+	case isURLMode(params):
+		return form{kind: KindURL}
+	}
+	f := form{kind: KindPlain}
+	if schema, ok := params["requestedSchema"].(map[string]any); ok {
+		if flag := approvalFlag(schema); flag != "" {
+			f.approvalFlag = flag
+		} else if fields := parseFields(schema, listOf(params[ParamPropertyOrder])); len(fields) > 0 {
+			f = form{kind: KindForm, fields: fields, schema: schema}
+		}
+	}
+	return f
+}
+
+// shown is what the approval page and a list card show of a prompt's request.
+type shown struct {
+	tool    *Tool // the page's tool view (nil: the details show the call)
+	details []Detail
+	card    *Tool // the card's tool view (nil: the card shows preview)
+	preview string
+	// cut: the page's details or tool view show less than the request holds (not
+	// counting the message or a plan); previewCut: the card does.
+	cut, previewCut bool
+}
+
+// show lays out a prompt's request for the page and for a card, within their bounds.
+func show(params map[string]any, kind Kind) shown {
+	var v shown
+	var hide map[string]bool
+	v.tool, hide = pageTool(params)
+	v.details, v.cut = details(params, hide)
+	v.cut = v.cut || (v.tool != nil && v.tool.Cut)
+	if len(v.details) == 0 && kind == KindPlain {
+		if prev := str(params["content_preview"]); prev != "" {
+			prev, cut := Cut(prev, MaxText)
+			v.cut = v.cut || cut
+			v.details = append(v.details, Detail{Label: "Request", Value: prev, Block: true, TestID: "preview"})
+		}
+	}
+	v.preview, v.previewCut = cardPreview(params)
+	if v.card = DescribeTool(params, true); v.card != nil {
+		v.previewCut = v.card.Cut
+	}
+	return v
 }
 
 // AllowsFeedback reports whether rejecting can carry a reason back to the agent.
