@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestBadInputIsA4xxEnvelope sends malformed requests to every core POST/PUT/DELETE route:

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestConcurrentVerdictsExactlyOneWins races 30 verdicts (accept and decline mixed,

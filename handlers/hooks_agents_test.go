@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/agents"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // agentSamples are, per agent with a zero-config route, its old route and a payload

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // codexCLIBody is a Codex 0.171 hook body as `codex exec` sends it.

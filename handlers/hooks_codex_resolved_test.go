@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestCodexServerRequestResolvedRetiresThePrompt: when Codex settles a request

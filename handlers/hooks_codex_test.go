@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 func codexPath(sid string) string { return "/v1/sessions/" + sid + "/hooks/codex-elicitation-request" }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // canonJSON re-encodes a JSON body with sorted keys, so answers compare as strings.

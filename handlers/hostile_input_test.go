@@ -18,7 +18,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/app"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // sendHost sends a GET with a chosen Host header and returns status and body.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestReattachIDCannotCarryAVerdictToAnotherCall: a Claude hook that reuses the re-attach

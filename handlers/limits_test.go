@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
-	"github.com/gatehouse-dev/gatehouse/internal/testnpm"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testnpm"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // limitsPolicies ASKs about Bash (policy evaluations) and deploy (MCP calls); anything

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 const mcpPolicies = `policies:

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // rpcPost posts one JSON-RPC message to the session's /mcp and returns the decoded

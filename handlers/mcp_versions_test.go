@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // mcpClient speaks raw streamable HTTP to /mcp the way a client of one protocol

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	notifyslack "github.com/gatehouse-dev/gatehouse/internal/notify/slack"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/slacktest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/slacktest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestSlackApproveReachesParkedHook: end to end through the real server. A parked

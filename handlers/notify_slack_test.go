@@ -14,8 +14,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	notifyslack "github.com/gatehouse-dev/gatehouse/internal/notify/slack"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/slacktest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/slacktest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 const (

@@ -3,7 +3,7 @@ package handlers_test
 import (
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/app"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 const evaluatePolicies = `policies:

@@ -17,8 +17,8 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/push"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/pushtest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/pushtest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // subscriptionJSON is what a browser's PushSubscription.toJSON() gives for sub.

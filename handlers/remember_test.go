@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // Claude Code 2.1's suggestions for `npm run deploy`, as it sends them (compact JSON):

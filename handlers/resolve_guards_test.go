@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestSeedResolveURLCrossSessionDoesNotResolve: a verdict posted under session B with

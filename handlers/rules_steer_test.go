@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestRulesCannotBeSteered: an allow rule answers only what its pattern says, read the

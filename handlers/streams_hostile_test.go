@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // revokeWithin is how soon a revoked stream must end: far under the 15 s heartbeat, at

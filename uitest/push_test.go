@@ -21,8 +21,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/push"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/pushtest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/pushtest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestPushNotifyThisDevice: in a real browser the manifest loads and parses with its

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // storedRow is an elicitation row as the database holds it.

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // replicaSet is the chaos test's replicas: slot i holds the running process or nil

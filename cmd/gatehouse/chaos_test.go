@@ -21,7 +21,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 func claudeSettingsRun(t *testing.T, env map[string]string, args ...string) (int, map[string]any, string) {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestFailoverToOtherReplica: two replicas on one Postgres. Hooks park on replica A

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // nofileEnv, in a test binary's environment, makes TestMain lower the process's limit

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/notify/webhooktest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/webhooktest"
 )
 
 // A replica SIGKILLed while a notification is on the wire leaves its claim behind; once

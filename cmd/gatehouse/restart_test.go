@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // parkedHooks is how many Claude hooks the restart test parks at once.

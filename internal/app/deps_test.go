@@ -15,7 +15,7 @@ var mayUseStore = []string{"internal/store", "internal/app", "cmd"}
 
 // testSupport are packages only tests may use. The real-server harness opens a store,
 // so it may reach GORM too; in exchange no non-test code may import it.
-var testSupport = []string{"internal/testserver", "internal/testkit"}
+var testSupport = []string{"internal/testkit"}
 
 // TestDependencyRules checks the layering with what the Go toolchain itself reports
 // (go list -deps, test files left out). The domain declares the persistence it needs

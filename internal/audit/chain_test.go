@@ -13,7 +13,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 

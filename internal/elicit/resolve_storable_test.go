@@ -13,7 +13,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 

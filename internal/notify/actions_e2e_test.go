@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/internal/notify/ntfytest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/ntfytest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // actionLinks parks a prompt for alice with ntfy on and returns the parked request,

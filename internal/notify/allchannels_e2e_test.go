@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/internal/notify/ntfytest"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/push"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/pushtest"
 	notifyslack "github.com/gatehouse-dev/gatehouse/internal/notify/slack"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/slacktest"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/webhooktest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/ntfytest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/pushtest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/slacktest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/webhooktest"
 )
 
 // One person on every channel: a prompt reaches each once, and a decision made

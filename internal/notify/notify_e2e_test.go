@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/notify/ntfytest"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/webhooktest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/ntfytest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/webhooktest"
 )
 
 // wait is how long a test waits for an event it expects.

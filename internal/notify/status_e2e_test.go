@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/internal/notify/webhooktest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/webhooktest"
 )
 
 // TestDeliveryErrorDetailOnlyToItsRecipient: a delivery that fails to connect shows

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/internal/store"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestEnsureSettingConcurrentFirstStartsAgree: replicas starting at once on one

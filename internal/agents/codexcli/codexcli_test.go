@@ -10,7 +10,7 @@ import (
 )
 
 // Bodies as Codex 0.171 sends them (`codex exec --approve-for-me`, captured by the
-// real-client tests in internal/clienttest).
+// real-client tests in internal/testkit/clienttest).
 const (
 	permissionBody = `{"session_id":"01a2316b-a717-75b3-9a75-e38b7072e047","turn_id":"01a2316b-a739-7802-8df5-282ded863613","transcript_path":null,"cwd":"/work/repo","hook_event_name":"PermissionRequest","model":"gpt-5.1-codex","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"touch /tmp/x","description":"Create the marker file"}}`
 	preToolUseBody = `{"session_id":"01a2316b-a717-75b3-9a75-e38b7072e047","turn_id":"01a2316b-a739-7802-8df5-282ded863613","transcript_path":null,"cwd":"/work/repo","hook_event_name":"PreToolUse","model":"gpt-5.1-codex","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"touch /tmp/x"},"tool_use_id":"call_1"}`

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testnpm"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testnpm"
 )
 
 // everything is the real @modelcontextprotocol/server-everything from npm as a

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/ntfy"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/ntfytest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/ntfytest"
 )
 
 const wait = 5 * time.Second

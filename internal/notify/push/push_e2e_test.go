@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/notify/push"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/pushtest"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/pushtest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestPushEndToEnd: a person with Web Push on and one subscribed device gets the

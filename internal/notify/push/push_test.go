@@ -13,7 +13,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/push"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/pushtest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/pushtest"
 )
 
 const wait = 20 * time.Second

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/slack"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/slacktest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/slacktest"
 )
 
 const botToken = "xoxb-test-token"

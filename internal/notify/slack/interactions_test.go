@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/notify/slack"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/slacktest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/slacktest"
 )
 
 const signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/webhook"
-	"github.com/gatehouse-dev/gatehouse/internal/notify/webhooktest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/webhooktest"
 )
 
 const wait = 5 * time.Second

@@ -20,7 +20,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/gatehouse-dev/gatehouse/internal/notify/receivertest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/receivertest"
 )
 
 // maxBody bounds a delivery the receiver reads.

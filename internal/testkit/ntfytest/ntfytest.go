@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/notify/receivertest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/receivertest"
 )
 
 // maxBody bounds a publish the server reads (ntfy's own message limit is 4,096 bytes;

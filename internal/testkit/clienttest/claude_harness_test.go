@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/fakemodel"
-	"github.com/gatehouse-dev/gatehouse/internal/testnpm"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/fakemodel"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testnpm"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testnpm"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testnpm"
 )
 
 // script is a running client script from js/ (see js/driver.mjs for the line protocol).

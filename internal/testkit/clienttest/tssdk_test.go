@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // tsCase is one TypeScript client configuration and what the proxy must hand it on ASK.

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // askDeployPolicy makes every call of the runner's deploy tool wait for a person.

@@ -16,15 +16,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/fakemodel"
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/fakemodel"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // buildGatehouse builds cmd/gatehouse into a directory removed when the test ends.
 func buildGatehouse(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "gatehouse")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/gatehouse").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gatehouse-dev/gatehouse/cmd/gatehouse").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // claudeRunLimit bounds one Claude Code process; claudeWait is how long a test waits

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/testserver"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
 // TestClusterStopStartKeepsData: the private cluster refuses connections while stopped,

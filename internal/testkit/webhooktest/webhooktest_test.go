@@ -9,7 +9,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/gatehouse-dev/gatehouse/internal/notify/webhooktest"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/webhooktest"
 )
 
 const wait = 5 * time.Second
