@@ -68,7 +68,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 2
 	}
-	log := newLogger(cfg.LogFormat, stderr)
+	log := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -129,11 +129,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	return 0
 }
 
-func newLogger(format string, w io.Writer) *slog.Logger {
+// newLogger is the server's log: text or json lines of level and above.
+func newLogger(format string, level slog.Level, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // listenURL is the http URL of the listener, with a wildcard host (0.0.0.0, ::)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
@@ -47,6 +48,8 @@ type Config struct {
 	// configured, and the app uses one generated once and kept in the database.
 	SessionSecret string
 	LogFormat     string
+	// LogLevel is the least level logged: successful reads are logged at debug.
+	LogLevel slog.Level
 	MaxBodyBytes  int64
 	// MaxStreamsPerUser caps the live streams (API and page) one person holds open on
 	// one replica; the next gets 429 until one closes.
@@ -121,6 +124,7 @@ var settings = []setting{
 	{"disconnect-grace", "GATEHOUSE_DISCONNECT_GRACE", "10s", "how long a prompt stays pending after its client hung up"},
 	{"session-secret", "GATEHOUSE_SESSION_SECRET", "", "key for browser cookies, CSRF and MCP state, ≥ 32 characters (empty: generated once and kept in the database)"},
 	{"log-format", "GATEHOUSE_LOG_FORMAT", "text", "text or json"},
+	{"log-level", "GATEHOUSE_LOG_LEVEL", "info", "the least level logged: debug (also every successful read), info, warn or error"},
 	{"max-body-bytes", "GATEHOUSE_MAX_BODY_BYTES", "1048576", "largest request body accepted"},
 	{"max-streams-per-user", "GATEHOUSE_MAX_STREAMS_PER_USER", "32", "live streams (API and pages) one person may hold open on this replica"},
 	{"max-parked-per-person", "GATEHOUSE_MAX_PARKED_PER_PERSON", "1000", "requests (hooks, policy asks, MCP calls) one person may keep waiting for a verdict on this replica; beyond it 429"},
@@ -170,6 +174,10 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		ElicitationMode: get("elicitation-mode"), PublicURL: strings.TrimRight(get("public-url"), "/"),
 		RunnerURL: strings.TrimRight(get("runner-url"), "/"), PolicyFile: get("policy-file"), MCPServers: get("mcp-servers"),
 		SessionSecret: get("session-secret"), LogFormat: get("log-format"),
+	}
+	if lvl := strings.ToLower(get("log-level")); lvl != "debug" && lvl != "info" && lvl != "warn" && lvl != "error" ||
+		c.LogLevel.UnmarshalText([]byte(lvl)) != nil {
+		return nil, fmt.Errorf("--log-level: want debug, info, warn or error, got %q", get("log-level"))
 	}
 	c.TrustedProxies = list(get("trusted-proxies"))
 	c.AuditCheckpointFile = get("audit-checkpoint-file")

@@ -2,6 +2,7 @@ package config
 
 import (
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,8 @@ func TestInvalidSettingsAreRefused(t *testing.T) {
 		{nil, map[string]string{"GATEHOUSE_AUTH": "bogus"}, "--auth"},
 		{[]string{"--elicitation-mode", "popup"}, nil, "--elicitation-mode"},
 		{[]string{"--log-format", "xml"}, nil, "--log-format"},
+		{[]string{"--log-level", "verbose"}, nil, "--log-level"},
+		{[]string{"--log-level", "info+2"}, nil, "--log-level"},
 		{[]string{"--elicitation-timeout", "0s"}, nil, "--elicitation-timeout"},
 		{[]string{"--disconnect-grace", "-1s"}, nil, "--disconnect-grace"},
 		{[]string{"--mcp-input-timeout", "soon"}, nil, "--mcp-input-timeout"},
@@ -257,5 +260,30 @@ func TestMetricsListenerAndToken(t *testing.T) {
 	}
 	if _, err := Load("test", []string{"--metrics-token", "short"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--metrics-token") {
 		t.Fatalf("a short --metrics-token: %v, want an error naming it", err)
+	}
+}
+
+// TestLogLevel: the default logs from info; --log-level (or its variable) chooses the
+// least level, in any case.
+func TestLogLevel(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  string
+		want slog.Level
+	}{
+		{nil, "", slog.LevelInfo},
+		{[]string{"--log-level", "debug"}, "", slog.LevelDebug},
+		{nil, "WARN", slog.LevelWarn},
+		{[]string{"--log-level", "error"}, "debug", slog.LevelError},
+	} {
+		cfg, err := Load("gatehouse", c.args, func(k string) string {
+			if k == "GATEHOUSE_LOG_LEVEL" {
+				return c.env
+			}
+			return ""
+		}, io.Discard)
+		if err != nil || cfg.LogLevel != c.want {
+			t.Errorf("%v env %q: level %v (%v), want %v", c.args, c.env, cfg.LogLevel, err, c.want)
+		}
 	}
 }
