@@ -49,8 +49,8 @@ type Config struct {
 	SessionSecret string
 	LogFormat     string
 	// LogLevel is the least level logged: successful reads are logged at debug.
-	LogLevel slog.Level
-	MaxBodyBytes  int64
+	LogLevel     slog.Level
+	MaxBodyBytes int64
 	// MaxStreamsPerUser caps the live streams (API and page) one person holds open on
 	// one replica; the next gets 429 until one closes.
 	MaxStreamsPerUser int
