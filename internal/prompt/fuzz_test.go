@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // FuzzSubmit feeds hostile params (schemas, questions) and form posts through
@@ -34,7 +35,7 @@ func FuzzSubmit(f *testing.F) {
 			return
 		}
 		switch d.Action {
-		case ActionAccept, ActionDecline, ActionCancel:
+		case models.ActionAccept, models.ActionDecline, models.ActionCancel:
 		default:
 			t.Fatalf("action %q", d.Action)
 		}

@@ -202,7 +202,7 @@ func (p *Prompt) submitRemember(form url.Values) (models.Verdict, bool) {
 		p.FormError = "This cannot be remembered: " + msg + "."
 		return models.Verdict{}, false
 	}
-	return models.Verdict{Action: ActionAccept, Content: content}, true
+	return models.Verdict{Action: models.ActionAccept, Content: content}, true
 }
 
 // Edited reports whether the person changed a rule of the suggestion.

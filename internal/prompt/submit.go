@@ -7,14 +7,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// ElicitationResult actions. They are spelled out here rather than imported from the
-// core so the views, which read this package, stay clear of storage code.
-const (
-	ActionAccept  = "accept"
-	ActionDecline = "decline"
-	ActionCancel  = "cancel"
-)
-
 // Submit binds a posted form onto the prompt — so a re-render shows what the person
 // entered, with an error beside each field that needs one — and returns the verdict
 // when the submission is valid (its content values limited to what an
@@ -27,7 +19,7 @@ func (p *Prompt) Submit(form url.Values) (models.Verdict, bool) {
 		p.Feedback = fb
 	}
 	switch action {
-	case ActionDecline, ActionCancel:
+	case models.ActionDecline, models.ActionCancel:
 		d := models.Verdict{Action: action}
 		if fb != "" && p.AllowsFeedback() {
 			if len(fb) > MaxFeedback {
@@ -39,7 +31,7 @@ func (p *Prompt) Submit(form url.Values) (models.Verdict, bool) {
 		return d, true
 	case ActionAcceptRemember:
 		return p.submitRemember(form)
-	case ActionAccept:
+	case models.ActionAccept:
 	default:
 		p.FormError = "Choose approve or reject."
 		return models.Verdict{}, false
@@ -50,7 +42,7 @@ func (p *Prompt) Submit(form url.Values) (models.Verdict, bool) {
 	case KindForm:
 		return p.submitForm(form)
 	}
-	d := models.Verdict{Action: ActionAccept}
+	d := models.Verdict{Action: models.ActionAccept}
 	if p.approvalFlag != "" {
 		d.Content = map[string]any{p.approvalFlag: true}
 	}
@@ -74,7 +66,7 @@ func (p *Prompt) submitAnswers(form url.Values) (models.Verdict, bool) {
 		p.FormError = "Answer every question, or reject."
 		return models.Verdict{}, false
 	}
-	return models.Verdict{Action: ActionAccept, Content: content}, true
+	return models.Verdict{Action: models.ActionAccept, Content: content}, true
 }
 
 // submitForm builds the content from the fields and validates it against the schema.
@@ -110,7 +102,7 @@ func (p *Prompt) submitForm(form url.Values) (models.Verdict, bool) {
 		}
 		return models.Verdict{}, false
 	}
-	return models.Verdict{Action: ActionAccept, Content: content}, true
+	return models.Verdict{Action: models.ActionAccept, Content: content}, true
 }
 
 func (p *Prompt) field(name string) *Field {
