@@ -70,6 +70,10 @@ type Deps struct {
 	Hosts *auth.HostGuard
 	// Rules is Gatehouse's own rules (/rules, /v1/rules); nil: no rule ever applies.
 	Rules *rules.Service
+	// Park is the park use case (internal/park) the hooks and policy evaluations park
+	// through — the one the MCP proxy shares, so one pool of slots bounds them all.
+	// Nil: one of its own over Elicit and Rules.
+	Park *park.Service
 	// Audit exports the audit trail (GET /v1/audit).
 	Audit *audit.Service
 	// Tokens is personal API tokens (Authorization: Bearer, /v1/me/tokens,
@@ -119,18 +123,11 @@ type Server struct {
 	// echo makes the detached contexts of held requests (detach).
 	echo *echo.Echo
 	// park is the park use case; it bounds how many requests prepare at once
-	// (prepareSlots, see parkHook).
+	// (park.DefaultSlots, see parkHook).
 	park *park.Service
 	// agents are the integrations whose hooks park (internal/agents).
 	agents *agents.Registry
 }
-
-// prepareSlots is how many requests may prepare a park at once: read, authorize and
-// write the prompt. The database takes one write at a time (SQLite) or a pool's worth
-// (Postgres), so more in flight only queue there — each on a goroutine whose stack
-// grew deep in the ORM, which is what thousands of requests parking at once cost in
-// memory (issue 13). The rest wait for a slot on a goroutine that stayed small.
-const prepareSlots = 64
 
 // New builds the Echo app with every route.
 func New(d Deps) *echo.Echo {
@@ -138,7 +135,10 @@ func New(d Deps) *echo.Echo {
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
 		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, signIns: d.SignIns, notify: d.Notify, slack: d.Slack, held: d.Held,
-		park: park.New(d.Elicit, d.Rules, prepareSlots), agents: agents.Default()}
+		park: d.Park, agents: agents.Default()}
+	if s.park == nil {
+		s.park = park.New(d.Elicit, d.Rules, park.DefaultSlots)
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
 	"github.com/gatehouse-dev/gatehouse/internal/notify/slack"
+	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
@@ -191,9 +192,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		log.Info("upstream MCP servers configured", "file", cfg.MCPServers, "count", len(servers.Servers))
 	}
 	ruleBook := rules.New(st, svc, access, core)
+	// One park use case for every request that waits for a person — hooks, policy
+	// evaluations, the MCP proxy — so one pool of slots bounds their work at once and
+	// the rules are applied in one place.
+	parks := park.New(core, ruleBook, park.DefaultSlots)
 	proxy = mcpproxy.New(core, policies, mcpRunner, ups, mcp.NewStateSigner(secret), mcpproxy.Options{
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
-		InputTimeout: cfg.MCPInputTimeout, Log: log, Rules: ruleBook,
+		InputTimeout: cfg.MCPInputTimeout, Log: log, Park: parks,
 	})
 	notifier, err := newNotifier(ctx, cfg, st, core, secret, log)
 	if err != nil {
@@ -218,6 +223,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Hosts:           hostGuard(cfg),
 		BodyReadTimeout: cfg.BodyReadTimeout,
 		Rules:           ruleBook,
+		Park:            parks,
 		Audit:           audit.New(st, access),
 		Tokens:          apiTokens,
 		OIDC:            signIn,

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -96,57 +98,37 @@ func callKey(sid, tool string, call mcp.ToolCall, toolUseID string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ask handles a policy ASK for a call without requestState. A retry of a call already
-// asked about finds its prompt (by call key) instead of opening a second one.
+// ask handles a policy ASK for a call without requestState, through the park use case
+// (park.Service.Ask): a Gatehouse rule may answer it, a retry of a call already asked
+// about finds its prompt (by call key) instead of opening a second one, and this
+// client's way of being asked decides whether the call waits (held) or comes back.
 func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.ToolCall, ev policy.Event, res policy.Result, st Stream) (map[string]any, *mcp.Error, error) {
 	how := p.channelFor(c)
 	meta := mcp.ParseRequestMeta(call.Params)
-	key := callKey(req.Session.ID, call.Name, call, meta.ToolUseID)
-	if p.o.Rules != nil {
-		// A Gatehouse rule answers without asking anyone: an allow runs the call (its
-		// approval spent once, like a person's), a deny is the isError "declined" result.
-		rp := elicit.Prompt{Session: req.Session, Origin: models.OriginPolicy, CallKey: key, Params: policy.PromptParams(ev, res, false)}
-		row, err := p.o.Rules.AnswerFor(ctx, rp, call.Name, call.ArgumentsMap())
-		if err != nil {
-			return nil, nil, err
-		}
-		if row != nil {
-			return p.settle(ctx, req, call, how, row)
-		}
+	prompt := elicit.Prompt{Session: req.Session, Origin: models.OriginPolicy, Person: req.User,
+		CallKey: callKey(req.Session.ID, call.Name, call, meta.ToolUseID),
+		Params:  policy.PromptParams(ev, res, how == askInputURL || how == askURLError || (how == askHold && p.o.Mode == mcp.ModeURL))}
+	prompt.URLMode = prompt.Params["mode"] == mcp.ModeURL
+	if how != askHold {
+		// The client comes back for the verdict: the prompt waits for it a while.
+		prompt.Timeout = p.o.ApprovalTTL
 	}
-	if how == askMissing {
+	asked, err := p.park.Ask(ctx, park.Call{Prompt: prompt, Tool: call.Name, Args: call.ArgumentsMap(),
+		DeclinedSince: p.o.Now().UTC().Add(-p.o.ApprovalTTL), RetryWait: p.o.RetryWait,
+		Hold: how == askHold, RulesOnly: how == askMissing})
+	switch {
+	case errors.Is(err, elicit.ErrClientGone):
+		return nil, nil, ErrClientGone
+	case err != nil:
+		return nil, nil, err
+	case asked.Waiter != nil:
+		return p.hold(ctx, req, call, asked.Waiter, meta, st)
+	case asked.Row == nil: // no rule answered a client that cannot be asked
 		return nil, mcp.MissingCapabilityError(), nil
 	}
-	prev, err := p.elicit.LatestMCPApproval(ctx, req.Session.ID, key, p.o.Now().UTC().Add(-p.o.ApprovalTTL))
-	if err != nil {
-		return nil, nil, err
-	}
-	prompt := elicit.Prompt{Session: req.Session, Origin: models.OriginPolicy, CallKey: key, Person: req.User,
-		Params: policy.PromptParams(ev, res, how == askInputURL || how == askURLError || (how == askHold && p.o.Mode == mcp.ModeURL))}
-	prompt.URLMode = prompt.Params["mode"] == mcp.ModeURL
-	if prev != nil && !prev.IsPending() {
-		return p.settle(ctx, req, call, how, prev)
-	}
-	if how == askHold {
-		if prev != nil {
-			prompt.ID = prev.ID
-		}
-		return p.hold(ctx, req, call, prompt, meta, st)
-	}
-	if prev != nil {
-		// The client came back for the same call: give the person a moment more.
-		cur, err := p.elicit.WaitAtMost(ctx, req.User, prev.ID, p.o.RetryWait)
-		if err != nil {
-			return nil, nil, err
-		}
-		return p.settle(ctx, req, call, how, cur)
-	}
-	prompt.Timeout = p.o.ApprovalTTL
-	row, err := p.elicit.Open(ctx, prompt)
-	if err != nil {
-		return nil, nil, err
-	}
-	return p.stillPending(req, call, how, row)
+	// An allow (a rule's, or a person's given earlier) runs the call, its approval
+	// spent once; a deny is the isError "declined" result; pending asks again.
+	return p.settle(ctx, req, call, how, asked.Row)
 }
 
 // settle answers from a prompt's current state: accepted runs the call (spending the
@@ -189,16 +171,12 @@ func (p *Proxy) stillPending(req Request, call mcp.ToolCall, how channel, row *m
 	return mcp.InputRequiredResult(a, state), nil, nil
 }
 
-// hold keeps the call open until a person decides: the client gets progress
-// notifications naming the approval page (or SSE comments when it asked for no
-// progress), then the tool's result or an isError result. A hang-up is a disconnect:
-// the prompt stays pending for the grace period, and the same call sent again
-// re-attaches to it.
-func (p *Proxy) hold(ctx context.Context, req Request, call mcp.ToolCall, prompt elicit.Prompt, meta mcp.RequestMeta, st Stream) (map[string]any, *mcp.Error, error) {
-	w, err := p.elicit.Attach(ctx, prompt)
-	if err != nil {
-		return nil, nil, err
-	}
+// hold keeps the call open on w, its prompt's wait, until a person decides: the client
+// gets progress notifications naming the approval page (or SSE comments when it asked
+// for no progress), then the tool's result or an isError result. A hang-up is a
+// disconnect: the prompt stays pending for the grace period, and the same call sent
+// again re-attaches to it.
+func (p *Proxy) hold(ctx context.Context, req Request, call mcp.ToolCall, w *elicit.Waiter, meta mcp.RequestMeta, st Stream) (map[string]any, *mcp.Error, error) {
 	type waited struct {
 		v   elicit.Ended
 		err error
@@ -235,6 +213,7 @@ func (p *Proxy) hold(ctx context.Context, req Request, call mcp.ToolCall, prompt
 			}
 			row := r.v.Row
 			if row == nil {
+				var err error
 				if row, err = p.elicit.Get(ctx, w.ID()); err != nil {
 					return nil, nil, err
 				}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -69,20 +70,17 @@ type Options struct {
 	Log           *slog.Logger
 	// Now tells time (injected in tests); time.Now when nil.
 	Now func() time.Time
-	// Rules, when set, answers a policy ASK without asking anyone when a Gatehouse
-	// allow or deny rule matches the call (internal/rules).
-	Rules RuleBook
-}
-
-// RuleBook decides a prompt by a Gatehouse rule: the decided row when an allow or deny
-// rule matches tool and args in the prompt's session (nil when none does).
-type RuleBook interface {
-	AnswerFor(ctx context.Context, p elicit.Prompt, tool string, args map[string]any) (*models.Elicitation, error)
+	// Park is the park use case the handlers share (internal/park): a policy ASK and a
+	// server's request for input park through it, in its prepare slots, and its
+	// Gatehouse rules answer an ASK without asking anyone. Nil: a Service of its own
+	// with no rules.
+	Park *park.Service
 }
 
 // Proxy answers MCP requests for Gatehouse sessions.
 type Proxy struct {
 	elicit    *elicit.Service
+	park      *park.Service
 	policies  *policy.Engine
 	runner    Runner
 	upstreams Upstreams
@@ -113,7 +111,10 @@ func New(core *elicit.Service, policies *policy.Engine, runner Runner, upstreams
 	if policies == nil {
 		policies = policy.New()
 	}
-	return &Proxy{elicit: core, policies: policies, runner: runner, upstreams: upstreams, signer: signer, o: o}
+	if o.Park == nil {
+		o.Park = park.New(core, nil, park.DefaultSlots)
+	}
+	return &Proxy{elicit: core, park: o.Park, policies: policies, runner: runner, upstreams: upstreams, signer: signer, o: o}
 }
 
 // Available reports whether any tools can run: without a runner and upstream servers

@@ -7,8 +7,10 @@ import (
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/prompt"
 	"github.com/gatehouse-dev/gatehouse/internal/runner"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -125,40 +127,42 @@ func (p *Proxy) run(ctx context.Context, req Request, call mcp.ToolCall) (map[st
 }
 
 // gatherInput parks one prompt per runner input request (mirrored to ancestors like
-// every prompt), waits for all of them up to InputTimeout, and turns each verdict into
-// an ElicitResult; no verdict is a decline. Each wait is one of the caller's parked
-// requests: when the caller has no room for all of them, none waits (the prompts
-// already opened are let go, and lapse after the disconnect grace).
+// every prompt) through the park use case, waits for all of them up to InputTimeout,
+// and turns each verdict into an ElicitResult; no verdict is a decline. Each wait is
+// one of the caller's parked requests: when the caller has no room for all of them,
+// none waits (the prompts already opened are let go, and lapse after the disconnect
+// grace).
 func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *mcp.RunnerInputRequired) (map[string]mcp.InputResponse, *mcp.Error, error) {
 	keys := ir.Keys()
 	if len(keys) > maxInputRequests {
 		return nil, mcp.Errorf(mcp.CodeApplication, "the MCP server asked for %d inputs at once (at most %d)", len(keys), maxInputRequests), nil
 	}
-	waiters := make([]*elicit.Waiter, 0, len(keys))
+	parked := make([]park.Parked, 0, len(keys))
 	for _, k := range keys {
 		params := mcp.InputPromptParams(k, tool, ir.Requests[k])
 		if order := prompt.PropertyOrder(ir.Schemas[k]); len(order) > 0 {
 			params[prompt.ParamPropertyOrder] = order
 		}
-		w, err := p.elicit.Attach(ctx, elicit.Prompt{Session: req.Session, Origin: models.OriginMCPInput,
-			Params: params, Timeout: p.o.InputTimeout, Person: req.User})
+		pk, err := p.parkInput(ctx, elicit.Prompt{Session: req.Session, Origin: models.OriginMCPInput,
+			Params: params, Timeout: p.o.InputTimeout}, req.User)
 		if err != nil {
-			for _, w := range waiters {
-				w.Close()
+			for _, pk := range parked {
+				pk.Close()
+			}
+			if errors.Is(err, elicit.ErrClientGone) {
+				return nil, nil, ErrClientGone
 			}
 			return nil, nil, err
 		}
-		waiters = append(waiters, w)
+		parked = append(parked, pk)
 	}
 	out := make(map[string]mcp.InputResponse, len(keys))
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
 	for i, k := range keys {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v, err := waiters[i].Wait(ctx)
+		wg.Go(func() {
+			resp, err := awaitInput(ctx, parked[i])
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -167,12 +171,8 @@ func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *m
 				}
 				return
 			}
-			resp := mcp.InputResponse{Action: models.ActionDecline}
-			if v.Decided() {
-				resp = mcp.InputResponse{Action: v.Verdict.Action, Content: v.Verdict.Content}
-			}
 			out[k] = resp
-		}()
+		})
 	}
 	wg.Wait()
 	if errors.Is(firstErr, elicit.ErrClientGone) {
@@ -182,4 +182,31 @@ func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *m
 		return nil, nil, firstErr
 	}
 	return out, nil, nil
+}
+
+// parkInput parks a server's request for input (origin mcp_input) as one of person's
+// parked requests. The MCP endpoint takes edit access, which parking needs.
+func (p *Proxy) parkInput(ctx context.Context, pr elicit.Prompt, person string) (park.Parked, error) {
+	return p.park.Park(ctx, func() (*park.Job, error) {
+		return &park.Job{Level: auth.Edit, Prompt: pr, Person: person,
+			Answer: func(v models.Verdict, _ string) any {
+				return mcp.InputResponse{Action: v.Action, Content: v.Content}
+			},
+			NoVerdict: mcp.InputResponse{Action: models.ActionDecline}}, nil
+	})
+}
+
+// awaitInput waits for a parked input request's answer: the person's verdict, or a
+// decline when none came.
+func awaitInput(ctx context.Context, pk park.Parked) (mcp.InputResponse, error) {
+	if !pk.Waiting() {
+		return mcp.InputResponse{Action: models.ActionDecline}, nil
+	}
+	v, reply, err := pk.Await(ctx)
+	v.Answered()
+	if err != nil {
+		return mcp.InputResponse{}, err
+	}
+	resp, _ := reply.(mcp.InputResponse)
+	return resp, nil
 }

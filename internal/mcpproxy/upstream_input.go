@@ -13,7 +13,7 @@ import (
 )
 
 // UpstreamInput answers an upstream MCP server's elicitation/create during a call: it
-// parks an mcp_input prompt on the session (mirrored to its ancestors) with the
+// parks (through the park use case) an mcp_input prompt on the session (mirrored to its ancestors) with the
 // server's message and schema, waits up to InputTimeout, and returns the person's
 // answer; no answer is a decline. It is the upstream pool's Elicit callback; the wait
 // is one of starter's parked requests (who started the server's process).
@@ -29,17 +29,14 @@ func (p *Proxy) UpstreamInput(ctx context.Context, sid, starter, server, tool st
 	if tool != "" {
 		name = server + "__" + tool
 	}
-	w, err := p.elicit.Attach(ctx, elicit.Prompt{Session: sess, Origin: models.OriginMCPInput,
-		Params: mcp.InputPromptParams(ids.New("input_"), name, asked), Timeout: p.o.InputTimeout, Person: starter})
+	pk, err := p.parkInput(ctx, elicit.Prompt{Session: sess, Origin: models.OriginMCPInput,
+		Params: mcp.InputPromptParams(ids.New("input_"), name, asked), Timeout: p.o.InputTimeout}, starter)
 	if err != nil {
 		return nil, err
 	}
-	v, err := w.Wait(ctx)
+	resp, err := awaitInput(ctx, pk)
 	if err != nil {
 		return nil, err
 	}
-	if !v.Decided() {
-		return &sdk.ElicitResult{Action: models.ActionDecline}, nil
-	}
-	return &sdk.ElicitResult{Action: v.Verdict.Action, Content: v.Verdict.Content}, nil
+	return &sdk.ElicitResult{Action: resp.Action, Content: resp.Content}, nil
 }

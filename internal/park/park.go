@@ -1,14 +1,16 @@
-// Package park is the use case of every request that waits for a person — agent hooks
-// and policy evaluations: a bounded number prepare at once (read, authorize, decode,
-// the rules, storing the prompt), then each waits for its verdict and is answered in
-// its agent's format. How the connection waits (in its handler or held off net/http)
-// is the HTTP layer's concern; what is answered is decided here.
+// Package park is the use case of every request that waits for a person — agent hooks,
+// policy evaluations and the MCP proxy's calls: a bounded number prepare at once (read,
+// authorize, decode, the rules, storing the prompt), then each waits for its verdict and
+// is answered in its agent's format. How the connection waits (in its handler, held off
+// net/http, or — for an MCP client — asked to come back) is the caller's concern; what
+// is answered is decided here, and Gatehouse's rules are applied here only.
 package park
 
 import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
@@ -70,16 +72,46 @@ func (p Parked) NoVerdict() any { return p.job.NoVerdict }
 // retry that re-attached to a decided prompt), so there is nothing to hold.
 func (p Parked) Ended() bool { return p.w != nil && p.w.Ended() }
 
-// Service runs the park use case.
+// Service runs the park use case. One Service serves the whole process — hooks, policy
+// evaluations and the MCP proxy — so its slots bound every park's database work at once.
 type Service struct {
 	elicit *elicit.Service
 	rules  *rules.Service // nil: no Gatehouse rules
 	slots  chan struct{}
+	// queued counts requests waiting for a slot (Queued).
+	queued atomic.Int64
 }
+
+// DefaultSlots is how many requests may prepare a park at once: read, authorize and
+// write the prompt. The database takes one write at a time (SQLite) or a pool's worth
+// (Postgres), so more in flight only queue there — each on a goroutine whose stack
+// grew deep in the ORM, which is what thousands of requests parking at once cost in
+// memory. The rest wait for a slot on a goroutine that stayed small.
+const DefaultSlots = 64
 
 // New returns a Service that lets slots requests prepare at once.
 func New(el *elicit.Service, rs *rules.Service, slots int) *Service {
 	return &Service{elicit: el, rules: rs, slots: make(chan struct{}, slots)}
+}
+
+// Queued is how many requests wait for a slot to prepare right now: a burst's queue.
+func (s *Service) Queued() int { return int(s.queued.Load()) }
+
+// take waits for a slot; elicit.ErrClientGone when ctx ends first.
+func (s *Service) take(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	s.queued.Add(1)
+	defer s.queued.Add(-1)
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return elicit.ErrClientGone
+	}
 }
 
 // TryPark prepares and parks at once when a slot is free; ok false when every slot is
@@ -87,7 +119,7 @@ func New(el *elicit.Service, rs *rules.Service, slots int) *Service {
 func (s *Service) TryPark(ctx context.Context, prepare Prepare) (p Parked, ok bool, err error) {
 	select {
 	case s.slots <- struct{}{}:
-		p, err = s.inSlot(ctx, prepare)
+		err = s.inSlot(func() (err error) { p, err = s.prepareAndAttach(ctx, prepare); return err })
 		return p, true, err
 	default:
 		return Parked{}, false, nil
@@ -96,43 +128,41 @@ func (s *Service) TryPark(ctx context.Context, prepare Prepare) (p Parked, ok bo
 
 // Park waits for a slot to prepare, then prepares and parks. It returns
 // elicit.ErrClientGone when ctx ended while waiting: nothing was parked.
-func (s *Service) Park(ctx context.Context, prepare Prepare) (Parked, error) {
-	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		return Parked{}, elicit.ErrClientGone
+func (s *Service) Park(ctx context.Context, prepare Prepare) (p Parked, err error) {
+	if err := s.take(ctx); err != nil {
+		return Parked{}, err
 	}
-	return s.inSlot(ctx, prepare)
+	err = s.inSlot(func() (err error) { p, err = s.prepareAndAttach(ctx, prepare); return err })
+	return p, err
 }
 
-// inSlot runs prepare, the rules and attaching the prompt on a short-lived goroutine,
-// which gives back the caller's slot (before the caller hears back, so a caller that
-// goes on at once finds it free); the caller's goroutine — which then waits — keeps the
-// small stack it has (see elicit.Waiter).
-func (s *Service) inSlot(ctx context.Context, prepare Prepare) (Parked, error) {
-	type ready struct {
-		p   Parked
-		err error
-	}
-	ch := make(chan ready, 1)
+// inSlot runs work — prepare, the rules and attaching the prompt — in the slot the
+// caller took, on a short-lived goroutine, which gives the slot back (before the caller
+// hears back, so a caller that goes on at once finds it free); the caller's goroutine —
+// which then waits — keeps the small stack it has (see elicit.Waiter).
+func (s *Service) inSlot(work func() error) error {
+	ch := make(chan error, 1)
 	go func() {
-		p, err := s.prepareAndAttach(ctx, prepare)
+		err := safely(work)
 		<-s.slots
-		ch <- ready{p, err}
+		ch <- err
 	}()
-	r := <-ch
-	return r.p, r.err
+	return <-ch
 }
 
-// prepareAndAttach is inSlot's work.
-func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (p Parked, err error) {
+// safely runs work; a panic is its error. A goroutine of its own is beyond any Recover
+// middleware: a panic is the request's 500.
+func safely(work func() error) (err error) {
 	defer func() {
-		// A goroutine of its own is beyond any Recover middleware: a panic is the
-		// request's 500.
 		if r := recover(); r != nil {
-			p, err = Parked{}, fmt.Errorf("panic while preparing a park: %v\n%s", r, debug.Stack())
+			err = fmt.Errorf("panic while preparing a park: %v\n%s", r, debug.Stack())
 		}
 	}()
+	return work()
+}
+
+// prepareAndAttach is Park's work in its slot.
+func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked, error) {
 	j, err := prepare()
 	if err != nil || j.Immediate != nil || !j.Level.CanPark() {
 		return Parked{job: j}, err
@@ -149,6 +179,14 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (p Park
 	// neither (a parked request keeps only how to answer).
 	j.Prompt, j.Subject = elicit.Prompt{}, nil
 	return Parked{job: j, w: w}, err
+}
+
+// Close lets a parked request go without waiting for its verdict (the prompt stays
+// pending: it lapses after the disconnect grace, or a retry re-attaches to it).
+func (p Parked) Close() {
+	if p.w != nil {
+		p.w.Close()
+	}
 }
 
 // Await waits for the prompt's verdict and returns the answer in the agent's protocol

@@ -165,8 +165,9 @@ func (s *Service) Apply(ctx context.Context, p elicit.Prompt, subj Subject) (*Ap
 }
 
 // AnswerNow is Apply for callers that take only an immediate answer (the MCP proxy's
-// policy ASK): an allow or deny rule decides p and returns the decided row; with no
-// matching rule, or an ask rule (which such callers do not apply), it returns nil.
+// policy ASK, through park.Service.Ask): an allow or deny rule decides p and returns
+// the decided row; with no matching rule, or an ask rule (which such callers do not
+// apply), it returns nil.
 func (s *Service) AnswerNow(ctx context.Context, p elicit.Prompt, subj Subject) (*models.Elicitation, error) {
 	r, err := s.Match(ctx, subj)
 	if err != nil || r == nil || r.Effect == models.EffectAsk {
@@ -177,10 +178,4 @@ func (s *Service) AnswerNow(ctx context.Context, p elicit.Prompt, subj Subject) 
 		return nil, err
 	}
 	return applied.Ended.Row, nil
-}
-
-// AnswerFor is AnswerNow for a tool call named tool with arguments args (no working
-// directory: a cwd-scoped rule never answers it). It is what the MCP proxy calls.
-func (s *Service) AnswerFor(ctx context.Context, p elicit.Prompt, tool string, args map[string]any) (*models.Elicitation, error) {
-	return s.AnswerNow(ctx, p, Subject{Session: p.Session, Tool: tool, Input: args})
 }
