@@ -18,21 +18,21 @@ import (
 // is 1 MiB by default; a larger payload is refused there with a 413 and a message).
 const maxHookPayload = 8 << 20
 
-// runHook is `gatehouse hook claude|codex`: a command hook for Claude Code or the Codex
-// CLI. It reads the hook payload on stdin, posts it to {url}/v1/hooks/{agent} with the
-// token as a bearer credential, and prints the server's answer on stdout exactly as
-// received. Whatever goes wrong — no URL, a server that is down, a 401, a 5xx, a body
+// runHook is `gatehouse hook <agent>`: a command hook of any agent the registry says
+// forwards (hookclient.Names). It reads the hook payload on stdin, posts it to
+// {url}/v1/hooks/{agent} with the token as a bearer credential, and prints the server's
+// answer on stdout exactly as received. Whatever goes wrong — no URL, a server that is down, a 401, a 5xx, a body
 // that is not an answer — it prints nothing and exits 0, so the agent asks locally; with
 // --fail-closed it prints a deny in the agent's format instead. Either way the reason
 // goes to stderr.
 func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: gatehouse hook "+strings.Join(hookAgents(), "|")+" [--url URL] [--token TOKEN | --token-env NAME] [--fail-closed] [--reattach-for D] [--connect-timeout D]")
+		fmt.Fprintln(stderr, "usage: gatehouse hook "+strings.Join(hookclient.Names(), "|")+" [--url URL] [--token TOKEN | --token-env NAME] [--fail-closed] [--reattach-for D] [--connect-timeout D]")
 		return 2
 	}
 	agent, ok := hookclient.Lookup(args[0])
-	if !ok || !forwardable(agent) {
-		fmt.Fprintf(stderr, "gatehouse hook: unknown agent %q (want %s)\n", args[0], strings.Join(hookAgents(), " or "))
+	if !ok {
+		fmt.Fprintf(stderr, "gatehouse hook: unknown agent %q (want %s)\n", args[0], strings.Join(hookclient.Names(), " or "))
 		return 2
 	}
 	fs := flag.NewFlagSet("gatehouse hook "+agent.Name(), flag.ContinueOnError)
@@ -114,20 +114,4 @@ func hookFallback(agent hookclient.Agent, payload []byte, why error, failClosed 
 	}
 	fmt.Fprintln(stderr, "gatehouse hook: "+msg)
 	return 2
-}
-
-// forwardable reports whether a's hooks can be forwarded from stdin: an agent that
-// names its own session in the payload (zero-config), not one whose bridge posts to a
-// session route.
-func forwardable(a hookclient.Agent) bool { return a.Name() != "codex-app-server" }
-
-// hookAgents are the agents `gatehouse hook` forwards for, from the registry.
-func hookAgents() []string {
-	var out []string
-	for _, name := range hookclient.Names() {
-		if a, _ := hookclient.Lookup(name); forwardable(a) {
-			out = append(out, name)
-		}
-	}
-	return out
 }

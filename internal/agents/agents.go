@@ -39,6 +39,15 @@ type Agent interface {
 	Settings(o models.SettingsOptions) (models.Settings, error)
 }
 
+// Bridged is implemented by an agent whose requests reach Gatehouse through a bridge
+// that posts them to a session route (the Codex app-server), not from a hook command:
+// they name no session of their own, so `gatehouse hook` does not forward them.
+type Bridged interface {
+	Agent
+	// Bridged marks the agent; it does nothing.
+	Bridged()
+}
+
 // Registry is the set of agents, by name.
 type Registry struct {
 	list []Agent
@@ -59,6 +68,18 @@ func (r *Registry) Lookup(name string) (Agent, bool) {
 
 // All returns every agent, in registry order.
 func (r *Registry) All() []Agent { return append([]Agent(nil), r.list...) }
+
+// Forwardable returns the agents `gatehouse hook <agent>` forwards a hook payload for
+// (every agent but the bridged ones), in registry order.
+func (r *Registry) Forwardable() *Registry {
+	var out []Agent
+	for _, a := range r.list {
+		if _, bridged := a.(Bridged); !bridged {
+			out = append(out, a)
+		}
+	}
+	return NewRegistry(out...)
+}
 
 // Names returns every agent's name, in registry order.
 func (r *Registry) Names() []string {

@@ -35,4 +35,10 @@ func TestSettings(t *testing.T) {
 	if len(none) != 1 || !none["codex-app-server"] {
 		t.Errorf("agents installing nothing: %v, want only codex-app-server", none)
 	}
+	// `gatehouse hook <agent>` forwards for exactly the agents whose snippet runs it.
+	for _, a := range agents.Default().All() {
+		if _, forwarded := agents.Default().Forwardable().Lookup(a.Name()); forwarded == none[a.Name()] {
+			t.Errorf("%s: forwardable %v, but installs settings %v", a.Name(), forwarded, !none[a.Name()])
+		}
+	}
 }

@@ -32,11 +32,12 @@ import (
 // server route, its Deny the shape of a fail-closed answer.
 type Agent = agents.Agent
 
-// Lookup returns the agent named name, from the registry.
-func Lookup(name string) (Agent, bool) { return agents.Default().Lookup(name) }
+// Lookup returns the agent named name, from the registry's agents whose hooks can be
+// forwarded (agents.Registry.Forwardable).
+func Lookup(name string) (Agent, bool) { return agents.Default().Forwardable().Lookup(name) }
 
-// Names are the agents a hook can be forwarded for.
-func Names() []string { return agents.Default().Names() }
+// Names are the agents a hook can be forwarded for, from the registry.
+func Names() []string { return agents.Default().Forwardable().Names() }
 
 // Route is the server path an agent's hook payloads are posted to.
 func Route(a Agent) string { return "/v1/hooks/" + a.Name() }

@@ -20,6 +20,10 @@ type AppServer struct{}
 // Name is the agent's route name.
 func (AppServer) Name() string { return "codex-app-server" }
 
+// Bridged marks the app-server as reaching Gatehouse through its bridge, not a hook
+// command (agents.Bridged).
+func (AppServer) Bridged() {}
+
 // Vendor is the agent's name for people.
 func (AppServer) Vendor() string { return Vendor }
 
