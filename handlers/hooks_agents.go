@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -171,13 +170,8 @@ func (s *Server) parkJobOf(c echo.Context, sess *models.Session, level auth.Leve
 	if len(req.RequestedSchema) > 0 {
 		params = withPropertyOrder(params, req.RequestedSchema)
 	}
-	if req.Fingerprint != "" && level.CanPark() {
-		if err := s.checkRetry(ctx, sess, eid, req.Fingerprint); err != nil {
-			return nil, err
-		}
-	}
 	h := &park.Job{Level: level, Prompt: elicit.Prompt{Session: sess, ID: eid, Origin: req.Origin, Params: params},
-		NoVerdict: req.NoVerdict,
+		NoVerdict: req.NoVerdict, Fingerprint: req.Fingerprint,
 		Answer: func(v models.Verdict, by string) any {
 			if req.InterruptOnDecline && v.Action == models.ActionDecline {
 				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
@@ -188,26 +182,6 @@ func (s *Server) parkJobOf(c echo.Context, sess *models.Session, level auth.Leve
 		h.Subject = &rules.Subject{Tool: req.Tool.Name, Kind: req.Tool.Kind, Input: req.Tool.Input, Cwd: req.Cwd}
 	}
 	return h, nil
-}
-
-// checkRetry refuses (409) to re-attach a request to a prompt that was opened for a
-// different request under the same deterministic id — a Codex app-server that
-// restarted its id counter, say. Re-attaching would hand one command's verdict to
-// another.
-func (s *Server) checkRetry(ctx context.Context, sess *models.Session, eid, fingerprint string) error {
-	row, err := s.elicit.GetInSession(ctx, sess.ID, eid)
-	if errors.Is(err, errs.ErrNotFound) {
-		return nil // nothing to re-attach to here (another session's id: elicit.Open answers 400)
-	}
-	if err != nil {
-		return err
-	}
-	if stored := row.DecodeParams().CodexFingerprint; stored != "" && stored != fingerprint {
-		s.log.Warn("codex request id reused for a different request", "session_id", sess.ID, "elicitation_id", eid)
-		return errs.Conflict("request id was already used in this session by a different request; " +
-			"send each request under a fresh id (or a new session per app-server connection)")
-	}
-	return nil
 }
 
 // checkExternalID insists on a usable external id (an agent's session_id, agent_id).

@@ -132,7 +132,7 @@ func (p *Proxy) run(ctx context.Context, req Request, call mcp.ToolCall) (map[st
 // one of the caller's parked requests: when the caller has no room for all of them,
 // none waits (the prompts already opened are let go, and lapse after the disconnect
 // grace).
-func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *mcp.RunnerInputRequired) (map[string]mcp.InputResponse, *mcp.Error, error) {
+func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *mcp.RunnerInputRequired) (map[string]models.Verdict, *mcp.Error, error) {
 	keys := ir.Keys()
 	if len(keys) > maxInputRequests {
 		return nil, mcp.Errorf(mcp.CodeApplication, "the MCP server asked for %d inputs at once (at most %d)", len(keys), maxInputRequests), nil
@@ -156,7 +156,7 @@ func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *m
 		}
 		parked = append(parked, pk)
 	}
-	out := make(map[string]mcp.InputResponse, len(keys))
+	out := make(map[string]models.Verdict, len(keys))
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
@@ -189,24 +189,22 @@ func (p *Proxy) gatherInput(ctx context.Context, req Request, tool string, ir *m
 func (p *Proxy) parkInput(ctx context.Context, pr elicit.Prompt, person string) (park.Parked, error) {
 	return p.park.Park(ctx, func() (*park.Job, error) {
 		return &park.Job{Level: auth.Edit, Prompt: pr, Person: person,
-			Answer: func(v models.Verdict, _ string) any {
-				return mcp.InputResponse{Action: v.Action, Content: v.Content}
-			},
-			NoVerdict: mcp.InputResponse{Action: models.ActionDecline}}, nil
+			Answer:    func(v models.Verdict, _ string) any { return v },
+			NoVerdict: models.Verdict{Action: models.ActionDecline}}, nil
 	})
 }
 
 // awaitInput waits for a parked input request's answer: the person's verdict, or a
 // decline when none came.
-func awaitInput(ctx context.Context, pk park.Parked) (mcp.InputResponse, error) {
+func awaitInput(ctx context.Context, pk park.Parked) (models.Verdict, error) {
 	if !pk.Waiting() {
-		return mcp.InputResponse{Action: models.ActionDecline}, nil
+		return models.Verdict{Action: models.ActionDecline}, nil
 	}
 	v, reply, err := pk.Await(ctx)
 	v.Answered()
 	if err != nil {
-		return mcp.InputResponse{}, err
+		return models.Verdict{}, err
 	}
-	resp, _ := reply.(mcp.InputResponse)
+	resp, _ := reply.(models.Verdict)
 	return resp, nil
 }

@@ -8,12 +8,14 @@ package park
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -45,6 +47,10 @@ type Job struct {
 	// ask rule's) that ran out, naming the timeout; nil: NoVerdict.
 	TimedOut any
 	OwnWait  bool
+	// Fingerprint, when set, is the hash of the request the prompt's deterministic ID
+	// was made from (a Codex app-server's JSON-RPC id): a prompt of that ID opened for
+	// a different request is not re-attached to (checkRetry).
+	Fingerprint string
 }
 
 // Prepare reads, authorizes and decodes a request about to park. It runs in a slot.
@@ -167,6 +173,9 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked
 	if err != nil || j.Immediate != nil || !j.Level.CanPark() {
 		return Parked{job: j}, err
 	}
+	if err := s.checkRetry(ctx, j); err != nil {
+		return Parked{job: j}, err
+	}
 	j.Prompt.TokenID = j.TokenID
 	if answered, err := s.applyRules(ctx, j); err != nil || answered {
 		return Parked{job: j}, err
@@ -179,6 +188,28 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked
 	// neither (a parked request keeps only how to answer).
 	j.Prompt, j.Subject = elicit.Prompt{}, nil
 	return Parked{job: j, w: w}, err
+}
+
+// checkRetry refuses (409) to re-attach a request to a prompt that was opened for a
+// different request under the same deterministic id — a Codex app-server that
+// restarted its id counter, say. Re-attaching would hand one command's verdict to
+// another.
+func (s *Service) checkRetry(ctx context.Context, j *Job) error {
+	if j.Fingerprint == "" || j.Prompt.ID == "" {
+		return nil
+	}
+	row, err := s.elicit.GetInSession(ctx, j.Prompt.Session.ID, j.Prompt.ID)
+	if errors.Is(err, errs.ErrNotFound) {
+		return nil // nothing to re-attach to here (another session's id: elicit.Open answers 400)
+	}
+	if err != nil {
+		return err
+	}
+	if stored := row.DecodeParams().CodexFingerprint; stored != "" && stored != j.Fingerprint {
+		return errs.Conflict("request id was already used in this session by a different request; " +
+			"send each request under a fresh id (or a new session per app-server connection)")
+	}
+	return nil
 }
 
 // Close lets a parked request go without waiting for its verdict (the prompt stays

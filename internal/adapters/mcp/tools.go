@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // ToolCall is the params of tools/call.
@@ -87,14 +89,10 @@ func ExecuteParams(name string, args json.RawMessage) map[string]any {
 	return map[string]any{"name": name, "arguments": args}
 }
 
-// InputResponse is one answer to a runner's input request: an MCP ElicitResult.
-type InputResponse struct {
-	Action  string         `json:"action"`
-	Content map[string]any `json:"content,omitempty"`
-}
-
-// RetryParams is the params of the runner retry after its input_required round.
-func RetryParams(name string, args json.RawMessage, responses map[string]InputResponse, state string) map[string]any {
+// RetryParams is the params of the runner retry after its input_required round: each
+// input request's answer is the verdict on its prompt (models.Verdict is an MCP
+// ElicitResult).
+func RetryParams(name string, args json.RawMessage, responses map[string]models.Verdict, state string) map[string]any {
 	return map[string]any{"name": name, "arguments": args, "inputResponses": responses, "requestState": state}
 }
 
