@@ -67,6 +67,12 @@ type App struct {
 	// metrics serves /metrics; metricsLn is --metrics-addr's listener once open.
 	metrics   http.Handler
 	metricsLn net.Listener
+	// serving counts Serve calls still running; Close waits for them, so the database
+	// never closes under one of Serve's writers (closed, set by Close under mu, refuses
+	// a Serve that starts after it).
+	mu      sync.Mutex
+	closed  bool
+	serving sync.WaitGroup
 }
 
 // New opens the database, applies migrations and builds the handlers.
@@ -322,6 +328,14 @@ func (a *App) serveMetrics() (*http.Server, error) {
 // down gracefully: parked requests get their "no verdict" answer, in-flight requests
 // finish, all within 10 s; the metrics listener closes with it.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return errors.New("serve: the app is closed")
+	}
+	a.serving.Add(1)
+	a.mu.Unlock()
+	defer a.serving.Done()
 	metricsSrv, err := a.serveMetrics()
 	if err != nil {
 		return err
@@ -334,8 +348,16 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	// deadline; their clients reconnect elsewhere.
 	reqCtx, endRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer endRequests()
+	// Every request's handler runs holding handling's read lock; Serve takes the write
+	// lock before it returns (below), which waits for the handlers still running, even
+	// past the shutdown deadline, and holds back any that would start after them.
+	var handling sync.RWMutex
 	srv := &http.Server{
-		Handler:           a.Echo,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handling.RLock()
+			defer handling.RUnlock()
+			a.Echo.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
@@ -386,7 +408,17 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	a.Elicit.Shutdown(sctx)
 	a.held.Wait(sctx)
 	endRequests()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	err = srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close() // no request starts from here on
+	}
+	// The database closes once Serve returns (Close): a request still running past the
+	// deadline, or a held request still answering, would write to it after that — on
+	// SQLite re-creating its journal files beside a database being removed. Their
+	// contexts have ended, so each is a database call or two from done: wait for them.
+	a.held.Wait(context.Background())
+	handling.Lock() // never unlocked: this server handles no request after it
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
@@ -427,8 +459,14 @@ func (a *App) sweep(ctx context.Context) {
 }
 
 // Close stops the bus listener, reaps upstream MCP servers and releases the database
-// (and the metrics listener, if ListenMetrics opened it and Serve never ran).
+// (and the metrics listener, if ListenMetrics opened it and Serve never ran). It first
+// waits for a running Serve to return — its context must have ended — so the database
+// never closes under a writer.
 func (a *App) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.serving.Wait()
 	a.stopBus()
 	if a.metricsLn != nil {
 		_ = a.metricsLn.Close() // already closed when Serve ran
