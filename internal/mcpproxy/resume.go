@@ -61,7 +61,7 @@ func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.
 	if row.IsPending() {
 		// "accept" of a URL request only means the link was opened, and "cancel"
 		// means nothing was chosen: the verdict is still the person's to give.
-		if row, err = p.elicit.WaitAtMost(ctx, req.User, row.ID, p.o.RetryWait); err != nil {
+		if row, err = p.park.AwaitRetry(ctx, req.User, row.ID, p.o.RetryWait); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -65,9 +65,17 @@ func (s *Service) Ask(ctx context.Context, c Call) (Asked, error) {
 	if err != nil || retry == nil {
 		return a, err
 	}
-	// The client came back for the same call: give the person a moment more.
-	row, err := s.elicit.WaitAtMost(ctx, c.Prompt.Person, retry.ID, c.RetryWait)
+	row, err := s.AwaitRetry(ctx, c.Prompt.Person, retry.ID, c.RetryWait)
 	return Asked{Row: row}, err
+}
+
+// AwaitRetry is the wait of a client that came back for a prompt still pending (by
+// call key, or by the prompt a signed requestState names): it gives the person up to
+// wait more, as one of person's parked requests, and returns the row as it then
+// stands. Running out of time, or the client leaving, leaves the prompt pending for
+// the next retry (elicit.Service.WaitAtMost).
+func (s *Service) AwaitRetry(ctx context.Context, person, id string, wait time.Duration) (*models.Elicitation, error) {
+	return s.elicit.WaitAtMost(ctx, person, id, wait)
 }
 
 // askInSlot is Ask's work in its slot; retry is the call's pending prompt the retry is
