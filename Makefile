@@ -21,6 +21,11 @@ run: ## serve on the embedded SQLite default (./data/gatehouse.db) and print the
 build: ## build bin/gatehouse
 	$(GO) build -o bin/gatehouse ./cmd/gatehouse
 
+.PHONY: install
+install: ## install gatehouse on the PATH (into $(go env GOBIN), else $(go env GOPATH)/bin)
+	$(GO) install ./cmd/gatehouse
+	@echo "installed $$(command -v gatehouse || echo "$$($(GO) env GOPATH)/bin/gatehouse (add $$($(GO) env GOPATH)/bin to your PATH)")"
+
 .PHONY: generate
 generate: ## regenerate templ components (committed)
 	@if [ -d views ]; then $(GO) tool templ generate $(TEMPL_FLAGS) -path views; else echo "no views/ directory: nothing to generate"; fi

@@ -32,6 +32,8 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
+require github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+
 require (
 	github.com/SherClockHolmes/webpush-go v1.4.0
 	github.com/go-jose/go-jose/v4 v4.1.8 // indirect

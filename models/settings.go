@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"math"
+	"path/filepath"
 	"time"
 )
 
@@ -56,6 +57,40 @@ func (o SettingsOptions) HookTimeout() (seconds int64, capped bool) {
 type Settings struct {
 	Text  string
 	Notes []string
+	// File is where the snippet is installed (`gatehouse setup <agent> --install`).
+	File SettingsFile
+}
+
+// SettingsFormat is how a settings file is written, which decides how a snippet is
+// merged into it.
+type SettingsFormat string
+
+// The settings formats: JSON files get the snippet's hooks merged key by key (every
+// other key kept); TOML files get the snippet as one marked block replaced in place (the
+// rest of the file kept byte for byte).
+const (
+	FormatJSON SettingsFormat = "json"
+	FormatTOML SettingsFormat = "toml"
+)
+
+// SettingsFile is where an agent reads its settings: Dir under the person's home, or
+// the directory the environment variable DirEnv names when it is set (Claude Code's
+// CLAUDE_CONFIG_DIR, the Codex CLI's CODEX_HOME), then Name in it.
+type SettingsFile struct {
+	Dir, DirEnv, Name string
+	Format            SettingsFormat
+}
+
+// Path is the settings file's path for a person whose home is home, reading the
+// environment through getenv.
+func (f SettingsFile) Path(home string, getenv func(string) string) string {
+	dir := filepath.Join(home, f.Dir)
+	if f.DirEnv != "" {
+		if d := getenv(f.DirEnv); d != "" {
+			dir = d
+		}
+	}
+	return filepath.Join(dir, f.Name)
 }
 
 // ErrNoSettings is what an agent with nothing to install answers for its settings:

@@ -71,6 +71,10 @@ func runClaudeSettings(args []string, getenv func(string) string, stdout, stderr
 			opts.Events = append(opts.Events, e)
 		}
 	}
+	if len(opts.Events) == 0 {
+		fmt.Fprintln(stderr, "gatehouse claude-settings: --events: name at least one of PermissionRequest, PreToolUse, Elicitation")
+		return 2
+	}
 	if opts.URL, err = hookBase(strings.TrimSpace(*publicURL), strings.TrimSpace(*addr)); err != nil {
 		fmt.Fprintln(stderr, "gatehouse claude-settings:", err)
 		return 2

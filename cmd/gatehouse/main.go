@@ -2,7 +2,8 @@
 //
 //	gatehouse serve     run the server (default)
 //	gatehouse migrate   apply database migrations and exit
-//	gatehouse version   print the version
+//	gatehouse version   print the version (version.go)
+//	gatehouse setup <agent>     print or install an agent's hook settings (setup.go)
 //	gatehouse claude-settings   print a .claude/settings.json hook snippet (claude_settings.go)
 //	gatehouse codex-settings    print a Codex config.toml hooks block (codex_settings.go)
 //	gatehouse audit verify      recompute the audit hash chain (audit.go)
@@ -28,16 +29,13 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || topLevel(args[0])) {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -50,14 +48,16 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return runAudit(args, getenv, stdout, stderr)
 	case "hook":
 		return runHook(args, getenv, os.Stdin, stdout, stderr)
-	case "version":
-		fmt.Fprintln(stdout, "gatehouse", version)
+	case "setup":
+		return runSetup(args, getenv, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionLine())
 		return 0
-	case "help":
-		fmt.Fprintln(stdout, "usage: gatehouse [serve|migrate|version|claude-settings|codex-settings|audit verify|hook claude|codex] [flags]   (gatehouse serve -h lists the flags)")
+	case "help", "--help", "-help", "-h":
+		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "gatehouse: unknown command %q (want serve, migrate, version, claude-settings, codex-settings, audit or hook)\n", cmd)
+		fmt.Fprintf(stderr, "gatehouse: unknown command %q\n\n%s", cmd, usage)
 		return 2
 	}
 	cfg, err := config.Load("gatehouse "+cmd, args, getenv, stderr)
@@ -161,4 +161,14 @@ func redact(u string) string {
 		return u[:scheme+3] + creds[:i] + ":***" + u[at:]
 	}
 	return u
+}
+
+// topLevel reports whether a flag-looking first argument is the program's own
+// (--help, --version) rather than one of serve's flags.
+func topLevel(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "-version", "--version":
+		return true
+	}
+	return false
 }

@@ -84,7 +84,9 @@ func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
 	}
 	h.Timeout = timeout
 	if len(o.Events) == 0 {
-		return models.Settings{}, fmt.Errorf("--events: name at least one of %s", strings.Join(a.Events(), ", "))
+		// Asked only when Claude Code itself would ask: PreToolUse would make every
+		// tool call wait for a person.
+		o.Events = []string{EventPermissionRequest}
 	}
 	hooks := map[string]any{}
 	for _, ev := range o.Events {
@@ -101,7 +103,7 @@ func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
 	if err != nil {
 		return models.Settings{}, err // maps of strings always marshal
 	}
-	return models.Settings{Text: string(out) + "\n", Notes: notes}, nil
+	return models.Settings{Text: string(out) + "\n", Notes: notes, File: settingsFile}, nil
 }
 
 // hostOf is the host of a base URL (as privateRange and loopbackHost read it), read
@@ -153,3 +155,7 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// settingsFile is where Claude Code reads the person's settings: ~/.claude/settings.json,
+// or settings.json in CLAUDE_CONFIG_DIR when it is set.
+var settingsFile = models.SettingsFile{Dir: ".claude", DirEnv: "CLAUDE_CONFIG_DIR", Name: "settings.json", Format: models.FormatJSON}

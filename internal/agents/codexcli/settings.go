@@ -50,7 +50,7 @@ func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
 	if o.TokenEnv != "" {
 		notes = append(notes, fmt.Sprintf("export %s=<your Gatehouse API token> in the shell you start codex from", o.TokenEnv))
 	}
-	return models.Settings{Text: b.String(), Notes: notes}, nil
+	return models.Settings{Text: b.String(), Notes: notes, File: settingsFile}, nil
 }
 
 // shellWord quotes s for a POSIX shell when it needs it (Codex runs the command with
@@ -63,3 +63,7 @@ func shellWord(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
+
+// settingsFile is where the Codex CLI reads its configuration: ~/.codex/config.toml, or
+// config.toml in CODEX_HOME when it is set.
+var settingsFile = models.SettingsFile{Dir: ".codex", DirEnv: "CODEX_HOME", Name: "config.toml", Format: models.FormatTOML}
