@@ -261,6 +261,11 @@ func startClaude(t *testing.T, bin, model, mcpURL, prompt string, limit time.Dur
 		"ANTHROPIC_BASE_URL=" + model,
 		"ANTHROPIC_API_KEY=test",
 		"ENABLE_TOOL_SEARCH=false",
+		// Claude Code connects MCP servers in the background and may send its first
+		// turn before Gatehouse's tools are listed (on a loaded machine it did: the turn
+		// went out without the tool and the run ended). Blocking makes the first turn
+		// wait for the connection, as a person's interactive session effectively does.
+		"MCP_CONNECTION_NONBLOCKING=0",
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",
 		"DISABLE_AUTOUPDATER=1",
