@@ -353,3 +353,21 @@
   document.addEventListener("htmx:afterSwap", function (e) { localize(e.target); });
   if (document.readyState !== "loading") localize(document);
 })();
+
+// Scrollable regions (a long command, a plan, a card's preview) take keyboard focus,
+// so a keyboard user can scroll them too (WCAG 2.1.1; axe's scrollable-region-focusable).
+(function () {
+  var sel = "pre, .markdown, .card-preview, .diff-file, [data-change]";
+  function focusable(root) {
+    var els = (root && root.querySelectorAll ? root : document).querySelectorAll(sel);
+    for (var i = 0; i < els.length; i++) {
+      var el = els[i];
+      if (el.hasAttribute("tabindex")) continue;
+      if (el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1) el.setAttribute("tabindex", "0");
+    }
+  }
+  document.addEventListener("DOMContentLoaded", function () { focusable(document); });
+  document.addEventListener("htmx:afterSettle", function (e) { focusable(e.target); });
+  window.addEventListener("resize", function () { focusable(document); });
+  if (document.readyState !== "loading") focusable(document);
+})();
