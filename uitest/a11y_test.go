@@ -129,3 +129,19 @@ func TestBrowserEveryPageAccessibleAndFits(t *testing.T) {
 		check(page, path, false)
 	}
 }
+
+// TestBrowserEmptyInboxHasNoBulkControls: an empty inbox shows no bulk bar or key
+// help; they appear with the first request, live.
+func TestBrowserEmptyInboxHasNoBulkControls(t *testing.T) {
+	srv, c := startServer(t)
+	tb := newTab(t, srv)
+	tb.open("/inbox")
+	tb.waitStreamOpen("inbox-list")
+	if !tb.eval(`getComputedStyle(document.querySelector('[data-testid="bulk-form"]')).display === "none"`) {
+		t.Fatal("the empty inbox shows the bulk controls")
+	}
+	sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+	c.ParkClaude(t, sid, sid, "Bash", map[string]any{"command": "ls"})
+	run(tb, chromedp.Poll[bool](`getComputedStyle(document.querySelector('[data-testid="bulk-form"]')).display !== "none"`,
+		chromedp.WithPollingTimeout(stepTimeout)))
+}
