@@ -1,6 +1,7 @@
 package uitest
 
 import (
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -118,6 +119,15 @@ func TestBrowserEveryPageAccessibleAndFits(t *testing.T) {
 	check("full inbox", "/inbox", false)
 	for _, k := range kinds {
 		check("approve "+k.kind, paths[k.kind], true)
+	}
+	for _, body := range []map[string]any{
+		{"effect": "deny", "tool": "Bash", "expires_in": "23h", "scope": map[string]any{"kind": "session", "value": sid},
+			"match": map[string]any{"kind": "prefix", "pattern": "rm -rf /home/dev/a-very-long-directory-name-that-must-not-break-mid-word/"}},
+		{"effect": "allow", "tool": "Read", "scope": map[string]any{"kind": "session", "value": root}, "match": map[string]any{"kind": "glob", "pattern": "/home/dev/app/**"}},
+	} {
+		if r := c.Do(t, http.MethodPost, "/v1/rules", body); r.Status != http.StatusCreated {
+			t.Fatalf("create rule: %d %s", r.Status, r.Body)
+		}
 	}
 	for page, path := range map[string]string{
 		"rules":         "/rules",
