@@ -329,3 +329,45 @@
     applySelection();
   });
 })();
+
+// Times: the server renders each <time data-local> in UTC with its day; here it is
+// rewritten in the viewer's own time zone (the datetime attribute stays UTC). It runs
+// on load and after every htmx swap, so live cards are converted too.
+(function () {
+  var fmt;
+  try {
+    fmt = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+  } catch (e) { return; }
+  function localize(root) {
+    var els = (root || document).querySelectorAll("time[data-local]");
+    for (var i = 0; i < els.length; i++) {
+      var el = els[i];
+      if (el.dataset.localized) continue;
+      var d = new Date(el.getAttribute("datetime"));
+      if (isNaN(d.getTime())) continue;
+      el.textContent = fmt.format(d);
+      el.dataset.localized = "1";
+    }
+  }
+  document.addEventListener("DOMContentLoaded", function () { localize(document); });
+  document.addEventListener("htmx:afterSwap", function (e) { localize(e.target); });
+  if (document.readyState !== "loading") localize(document);
+})();
+
+// Scrollable regions (a long command, a plan, a card's preview) take keyboard focus,
+// so a keyboard user can scroll them too (WCAG 2.1.1; axe's scrollable-region-focusable).
+(function () {
+  var sel = "pre, .markdown, .card-preview, .diff-file, [data-change]";
+  function focusable(root) {
+    var els = (root && root.querySelectorAll ? root : document).querySelectorAll(sel);
+    for (var i = 0; i < els.length; i++) {
+      var el = els[i];
+      if (el.hasAttribute("tabindex")) continue;
+      if (el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1) el.setAttribute("tabindex", "0");
+    }
+  }
+  document.addEventListener("DOMContentLoaded", function () { focusable(document); });
+  document.addEventListener("htmx:afterSettle", function (e) { focusable(e.target); });
+  window.addEventListener("resize", function () { focusable(document); });
+  if (document.readyState !== "loading") focusable(document);
+})();

@@ -27,6 +27,11 @@ func TestBrowserRememberEditedRule(t *testing.T) {
 	tb := newTab(t, srv)
 	tb.open("/approve/" + sid + "/" + eid)
 	rule := `input[name="rule_0_0"]`
+	// The remember box opens collapsed, nothing chosen: the person opens it to edit.
+	if tb.eval(`document.querySelector('[data-testid="remember-box"]').open || !!document.querySelector('input[name="remember"]:checked')`) {
+		t.Fatal("the remember box is open or a suggestion pre-chosen")
+	}
+	tb.do(chromedp.Click(chromedp.CSS(`[data-testid="remember-box"] > summary`)), chromedp.WaitVisible(chromedp.CSS(rule)))
 	tb.screenshot("approve-remember-suggestions")
 	clear := func() {
 		if !tb.eval(`(() => { const el = document.querySelector(` + quote(rule) + `); el.value = ""; return true })()`) {

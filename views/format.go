@@ -67,8 +67,9 @@ func (o Outcome) ViaText() string {
 	return o.Via
 }
 
-// clock formats a time as HH:MM in UTC, the way the pages show times.
-func clock(t time.Time) string { return t.UTC().Format("15:04") }
+// dayClock is a time with its day, in UTC ("3 Dec 02:10"): what a page shows before
+// app.js rewrites it in the viewer's time zone (time[data-local]).
+func dayClock(t time.Time) string { return t.UTC().Format("2 Jan 15:04") }
 
 // stamp is the machine-readable time for <time datetime>.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

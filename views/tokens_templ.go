@@ -280,7 +280,7 @@ func Tokens(d TokensPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\"><div class=\"field\"><label for=\"token-name\">Name</label> <input id=\"token-name\" name=\"name\" required maxlength=\"100\" placeholder=\"laptop hooks\"></div><div class=\"field\"><label for=\"token-scope\">Scope</label> <select id=\"token-scope\" name=\"scope\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\"><div class=\"field\"><label for=\"token-name\">Name</label> <input id=\"token-name\" type=\"text\" name=\"name\" required maxlength=\"100\" placeholder=\"laptop hooks\"></div><div class=\"field\"><label for=\"token-scope\">Scope</label> <select id=\"token-scope\" name=\"scope\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -84,9 +84,12 @@ func TestApproveClaudeTool(t *testing.T) {
 	want(t, doc, map[string]int{"form-plain": 1, "approve": 1, "approve-remember": 1, "reject": 1, "feedback": 1,
 		"command": 1, "cwd": 1, "tool-input": 1, "permission-mode": 1, "policy": 0, "outcome": 0,
 		"remember": 1, "suggestion": 2, "suggestion-choice": 2, "rule-input": 1, "rule-error": 0})
-	if doc.Find(`input[name="remember"][value="0"]`).AttrOr("checked", "none") == "none" ||
+	if doc.Find(`input[name="remember"]:checked`).Length() != 0 || doc.Find(`details[data-testid="remember-box"][open]`).Length() != 0 ||
 		doc.Find(`input[name="rule_0_0"]`).AttrOr("value", "") != "npm test:*" {
-		t.Errorf("first suggestion not chosen, or its rule not editable: %s", testids(doc, "remember").Text())
+		t.Errorf("a suggestion pre-chosen, the remember box open, or its rule not editable: %s", testids(doc, "remember").Text())
+	}
+	if text(doc, "headline") != "Claude Code wants to run npm test" || text(doc, "headline-target") != "npm test" {
+		t.Errorf("headline = %q", text(doc, "headline"))
 	}
 	if text(doc, "vendor") != "Claude Code" || text(doc, "agent") != "builder" || text(doc, "session-title") != "worker-a" {
 		t.Errorf("header: vendor %q agent %q title %q", text(doc, "vendor"), text(doc, "agent"), text(doc, "session-title"))
@@ -276,10 +279,10 @@ func TestOutcomePanel(t *testing.T) {
 		detail   string
 	}{
 		{views.Outcome{Status: "resolved", Action: "accept", By: "bob@example.com", Via: "inbox", At: &decided},
-			"Approved — you can close this page", "Resolved by bob@example.com at 12:09 UTC via inbox."},
-		{views.Outcome{Status: "resolved", Action: "decline", By: "ann", Via: "page", At: &decided}, "Rejected", "Resolved by ann at 12:09 UTC via the approval page."},
-		{views.Outcome{Status: "expired", At: &decided}, "Expired — nobody answered in time", "Ended at 12:09 UTC"},
-		{views.Outcome{Status: "abandoned", At: &decided}, "Abandoned — the agent stopped waiting", "Ended at 12:09 UTC"},
+			"Approved — you can close this page", "Resolved by bob@example.com at 14 Mar 12:09 UTC via inbox."},
+		{views.Outcome{Status: "resolved", Action: "decline", By: "ann", Via: "page", At: &decided}, "Rejected", "Resolved by ann at 14 Mar 12:09 UTC via the approval page."},
+		{views.Outcome{Status: "expired", At: &decided}, "Expired — nobody answered in time", "Ended at 14 Mar 12:09 UTC"},
+		{views.Outcome{Status: "abandoned", At: &decided}, "Abandoned — the agent stopped waiting", "Ended at 14 Mar 12:09 UTC"},
 	}
 	for _, c := range cases {
 		doc, _ := render(t, views.OutcomePanel(c.o))

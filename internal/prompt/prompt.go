@@ -58,6 +58,10 @@ type Detail struct {
 // holds what the person entered and the errors to show next to each field.
 type Prompt struct {
 	Kind Kind
+	// ToolKind is what the tool call does (models.ToolKind, as the agent recorded it
+	// or as KindOfName knows it), so the page words its heading by what the call
+	// does and never by a vendor's tool name.
+	ToolKind models.ToolKind
 	// Vendor names who is asking ("Claude Code", "Codex", "MCP server") — never an
 	// internal stamp such as claude_native_permission.
 	Vendor string
@@ -137,6 +141,7 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 	p.Message, p.Cut = messageOf(params)
 	f := formOf(params)
 	p.Kind, p.approvalFlag, p.Fields, p.schema = f.kind, f.approvalFlag, f.fields, f.schema
+	p.ToolKind = ToolKindOf(params)
 	v := show(params, p.Kind)
 	p.Tool, p.Details, p.CardTool, p.Preview = v.tool, v.details, v.card, v.preview
 	p.Cut = p.Cut || v.cut
@@ -164,10 +169,9 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 	}
 	p.origin, p.params = origin, params
 	if p.CanRemember {
+		// Nothing is pre-selected: keeping a rule is a choice the person makes;
+		// "Approve and remember" with none chosen keeps the first (submitRemember).
 		p.Suggestions = suggestionsOf(origin, params)
-		if len(p.Suggestions) > 0 {
-			p.Suggestions[0].Selected = true
-		}
 	}
 	p.CanRemember = len(p.Suggestions) > 0
 	p.PreviewCut = v.previewCut || p.Cut

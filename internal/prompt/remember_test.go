@@ -14,11 +14,11 @@ const deployParams = `{"tool_name":"Bash","tool_input":{"command":"npm run deplo
 	`{"type":"addDirectories","directories":["/w/dist"],"destination":"session"},` +
 	`{"type":"setMode","mode":"acceptEdits","destination":"session"}]}`
 
-// TestDescribeSuggestions: each suggestion is offered, the first preselected, and only
+// TestDescribeSuggestions: each suggestion is offered, none preselected, and only
 // allow rules with content are editable.
 func TestDescribeSuggestions(t *testing.T) {
 	p := describe(t, models.OriginClaudePermission, deployParams)
-	if !p.CanRemember || len(p.Suggestions) != 3 || !p.Suggestions[0].Selected || p.Suggestions[1].Selected {
+	if !p.CanRemember || len(p.Suggestions) != 3 || p.RememberChosen() {
 		t.Fatalf("suggestions = %+v", p.Suggestions)
 	}
 	s := p.Suggestions[0]
