@@ -200,6 +200,11 @@ func (s *Server) inboxData(c echo.Context) (views.InboxPage, error) {
 		return views.InboxPage{}, err
 	}
 	d := views.InboxPage{CSRF: s.csrfToken(c), Count: box.Count, Filter: viewFilter(f)}
+	if box.Count == 0 && !viewFilter(f).Active() {
+		for _, l := range s.onboard.SetupCommands(s.baseURL(c)) {
+			d.Setup = append(d.Setup, views.SetupLine{Vendor: l.Vendor, Command: l.Command})
+		}
+	}
 	for _, g := range box.Groups {
 		vg := views.InboxGroup{Root: crumb(&g.Root), Agent: g.Agent}
 		for _, it := range g.Items {
@@ -338,4 +343,17 @@ func drain(events <-chan stream.Delivery) {
 			return
 		}
 	}
+}
+
+// sendTestPrompt parks a harmless test prompt for the signed-in person and opens its
+// approval page, so a new user can try a decision before connecting an agent.
+func (s *Server) sendTestPrompt(c echo.Context) error {
+	if err := s.checkCSRF(c); err != nil {
+		return err
+	}
+	sid, eid, err := s.onboard.SendTestPrompt(c.Request().Context(), userOf(c))
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/approve/"+sid+"/"+eid)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
 	"github.com/gatehouse-dev/gatehouse/internal/held"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
+	"github.com/gatehouse-dev/gatehouse/internal/onboard"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/notify"
@@ -127,6 +128,8 @@ type Server struct {
 	park *park.Service
 	// agents are the integrations whose hooks park (internal/agents).
 	agents *agents.Registry
+	// onboard is the empty inbox's setup commands and test prompt.
+	onboard *onboard.Service
 }
 
 // New builds the Echo app with every route.
@@ -136,6 +139,7 @@ func New(d Deps) *echo.Echo {
 		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
 		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, signIns: d.SignIns, notify: d.Notify, slack: d.Slack, held: d.Held,
 		park: d.Park, agents: agents.Default()}
+	s.onboard = &onboard.Service{Sessions: d.Sessions, Elicit: d.Elicit, Agents: s.agents}
 	if s.park == nil {
 		s.park = park.New(d.Elicit, d.Rules, park.DefaultSlots)
 	}
@@ -255,6 +259,7 @@ func New(d Deps) *echo.Echo {
 	pages.GET("/inbox", s.showInbox)
 	pages.GET("/inbox/events", s.inboxEvents)
 	pages.POST("/inbox/bulk", s.answerSelected)
+	pages.POST("/inbox/test-prompt", s.sendTestPrompt)
 	pages.POST("/inbox/:sid/:eid", s.decideFromList)
 	pages.GET("/sessions/:sid", s.showSessionPage)
 	pages.GET("/sessions/:sid/events", s.sessionEvents)

@@ -103,6 +103,14 @@ type InboxPage struct {
 	// Filter narrows the list (query parameters); the live stream and bulk answers
 	// keep it.
 	Filter InboxFilter
+	// Setup, on an empty inbox, is the command that connects each agent to this
+	// server (the onboarding card).
+	Setup []SetupLine
+}
+
+// SetupLine is one agent's connect command.
+type SetupLine struct {
+	Vendor, Command string
 }
 
 // InboxGroup is the prompts under one root session.
