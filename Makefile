@@ -51,6 +51,7 @@ FUZZ_TARGETS := \
 	./internal/prompt:FuzzSubmit \
 	./internal/shell:FuzzParse \
 	./internal/shell:FuzzAllow \
+	./internal/risk:FuzzAssess \
 	./handlers:FuzzEvaluateBody
 
 .PHONY: fuzz

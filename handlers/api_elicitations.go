@@ -98,8 +98,12 @@ func elicitationState(row *models.Elicitation) map[string]any {
 	switch row.Status {
 	case models.StatusPending:
 		p := row.DecodeParams()
-		return map[string]any{"status": "pending", "message": p.Message, "phase": p.Phase,
+		out := map[string]any{"status": "pending", "message": p.Message, "phase": p.Phase,
 			"policy_name": p.PolicyName, "content_preview": p.ContentPreview, "params": p.All}
+		if r, ok := p.All["risk"]; ok {
+			out["risk"] = r
+		}
+		return out
 	case models.StatusResolved:
 		out := map[string]any{"status": "resolved", "resolved_at": row.ResolvedAt}
 		if row.Action != nil {

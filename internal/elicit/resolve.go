@@ -162,12 +162,17 @@ func RequestEvent(eid, owner, viewer string, params map[string]any) map[string]a
 		}
 		p["target_session_id"] = owner
 	}
-	return map[string]any{
+	ev := map[string]any{
 		"type":           EventRequest,
 		"elicitation_id": eid,
 		"method":         "elicitation/create",
 		"params":         p,
 	}
+	// The request's risk (internal/risk, stored with its params) is shown beside them.
+	if r, ok := params["risk"]; ok {
+		ev["risk"] = r
+	}
+	return ev
 }
 
 // RowRequestEvent is RequestEvent for a stored row.

@@ -177,6 +177,7 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked
 		return Parked{job: j}, err
 	}
 	j.Prompt.TokenID = j.TokenID
+	rate(j)
 	if answered, err := s.applyRules(ctx, j); err != nil || answered {
 		return Parked{job: j}, err
 	}
