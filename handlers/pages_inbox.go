@@ -141,9 +141,9 @@ func (s *Server) answerSelected(c echo.Context) error {
 	}
 	s.log.Info("bulk answer from inbox", "action", ans.Action, "resolved_by", userOf(c), "decided", len(rep.Decided),
 		"already_decided", len(rep.AlreadyDecided), "needs_review", len(rep.NeedsReview),
-		"needs_answers", len(rep.NeedsAnswers), "not_found", len(rep.NotFound))
+		"needs_answers", len(rep.NeedsAnswers), "risky", len(rep.Risky), "not_found", len(rep.NotFound))
 	res := views.BulkResult{Action: rep.Action, Decided: len(rep.Decided), AlreadyDecided: len(rep.AlreadyDecided),
-		NeedsReview: len(rep.NeedsReview), NeedsAnswers: len(rep.NeedsAnswers), NotFound: len(rep.NotFound)}
+		NeedsReview: len(rep.NeedsReview), NeedsAnswers: len(rep.NeedsAnswers), Risky: len(rep.Risky), NotFound: len(rep.NotFound)}
 	if !isHTMX(c) {
 		s.setFlash(c, res.Summary())
 		return s.redirect(c, "/inbox"+f.Query())
@@ -233,7 +233,7 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 		ID: it.Row.ID, ApproveURL: approvePath(it.Row.SessionID, it.Row.ID),
 		DecideURL: "/inbox/" + it.Row.SessionID + "/" + it.Row.ID, Next: next,
 		Message: p.Message, Vendor: p.Vendor, Policy: p.Policy, Created: it.Row.CreatedAt,
-		Summary: p.Preview, Tool: p.CardTool, QuickApprove: p.QuickApprove(), NeedsReview: p.NeedsReview(), CanDecide: canDecide,
+		Summary: p.Preview, Tool: p.CardTool, QuickApprove: p.QuickApprove(), NeedsReview: p.NeedsReview(), CanDecide: canDecide, Risk: p.Risk,
 	}
 	if len(it.Path) > ownerFrom {
 		c.Owner = crumbs(it.Path[ownerFrom:])

@@ -77,6 +77,8 @@
   var focusMemo = null;
   // swappedAt is when a live update last replaced part of the page (ms).
   var swappedAt = 0;
+  // armed is the risky card whose first "a" was pressed: a second "a" approves it.
+  var armed = null;
 
   document.addEventListener("focusin", function (e) {
     var card = e.target.closest ? e.target.closest(".card") : null;
@@ -274,6 +276,15 @@
         if (!button) {
           return;
         }
+        // A high or critical request is approved by key only when "a" is pressed twice:
+        // the first press asks, so a stray key never approves it.
+        if (e.key === "a" && current.hasAttribute("data-risky") && armed !== current) {
+          armed = current;
+          current.setAttribute("data-armed", "");
+          setTimeout(function () { if (armed === current) { armed = null; } current.removeAttribute("data-armed"); }, 3000);
+          break;
+        }
+        armed = null;
         button.click();
         break;
       case "x":

@@ -20,6 +20,7 @@ type BulkResult struct {
 	AlreadyDecided int
 	NeedsReview    int
 	NeedsAnswers   int
+	Risky          int
 	NotFound       int
 }
 
@@ -35,6 +36,9 @@ func (r BulkResult) Summary() string {
 	}
 	if r.NeedsReview > 0 {
 		parts = append(parts, "Skipped "+requests(r.NeedsReview)+" that need review: open each to see it whole before approving.")
+	}
+	if r.Risky > 0 {
+		parts = append(parts, "Skipped "+requests(r.Risky)+" of high or critical risk: open each to approve it on its page.")
 	}
 	if r.NeedsAnswers > 0 {
 		parts = append(parts, "Skipped "+requests(r.NeedsAnswers)+" that need answers: open each to answer.")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/prompt"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 )
 
 // Assets are the public URLs of the stylesheet and scripts.
@@ -145,6 +146,9 @@ type Card struct {
 	QuickApprove bool
 	NeedsReview  bool
 	CanDecide    bool
+	// Risk is the request's rating; a high or critical card asks for a second key
+	// press before the keyboard approves it (data-risky).
+	Risk *risk.Assessment
 	// Selectable shows the card's checkbox for a bulk answer (the inbox's bulk form).
 	Selectable bool
 	// Notice explains why a decision from the list was refused (shown on the card).

@@ -41,6 +41,9 @@ type BulkReport struct {
 	// NeedsReview are prompts the card shows only part of: they are never approved
 	// from a list, so an approve skipped them (rejecting them is fine).
 	NeedsReview []string
+	// Risky are prompts of high or critical risk: never approved in bulk, only on
+	// their own page.
+	Risky []string
 	// NeedsAnswers are prompts with a form or questions to fill in: an approve
 	// skipped them.
 	NeedsAnswers []string
@@ -113,6 +116,10 @@ func (s *Service) Answer(ctx context.Context, r Resolver, user string, a BulkAns
 		if a.Action == models.ActionAccept {
 			if p.NeedsReview() {
 				rep.NeedsReview = append(rep.NeedsReview, id)
+				continue
+			}
+			if p.Risky() {
+				rep.Risky = append(rep.Risky, id)
 				continue
 			}
 			if !p.QuickApprove() {

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"strings"
 	"time"
 
@@ -150,6 +151,9 @@ func (s *Service) UseAction(ctx context.Context, token, presenter, via string) (
 	}
 	sum := summarize(e, sess, s.agentOf(ctx, sess))
 	if c.Action == models.ActionAccept && !sum.Answerable {
+		if sum.Risk != nil && sum.Risk.Level.AtLeast(risk.High) {
+			return nil, errs.Conflict("this request is of %s risk: open the approval page to decide it", sum.Risk.Level)
+		}
 		return nil, errs.Conflict("this request needs more than a yes: open it to answer")
 	}
 	fresh, err := s.store.SpendActionNonce(ctx, c.Nonce, time.Unix(c.Expires, 0))

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"errors"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"time"
 )
 
@@ -78,8 +79,11 @@ type Summary struct {
 	// Answerable reports that the prompt can be approved or rejected from the
 	// notification itself (AcceptURL/DeclineURL are set).
 	Answerable bool
-	CreatedAt  time.Time
-	ExpiresAt  time.Time
+	// Risk is the request's rating (nil when it has none); a high or critical one
+	// leads the title and its reasons lead the detail.
+	Risk      *risk.Assessment
+	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
 // Outcome is how a prompt ended.

@@ -1,7 +1,10 @@
 package notify
 
 import (
+	"strings"
+
 	"github.com/gatehouse-dev/gatehouse/internal/prompt"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -29,5 +32,15 @@ func summarize(e *models.Elicitation, sess *models.Session, agent string) Summar
 	}
 	sum.Detail, sum.Cut = prompt.Cut(prompt.Visible(p.Detail), maxDetail)
 	sum.Cut = sum.Cut || p.Cut
+	sum.Risk = p.Risk
+	if r := p.Risk; r != nil && r.Level.AtLeast(risk.High) {
+		level := strings.ToUpper(string(r.Level[:1])) + string(r.Level[1:])
+		sum.Title = level + " risk · " + sum.Title
+		var why []string
+		for _, reason := range r.Reasons {
+			why = append(why, reason.Text)
+		}
+		sum.Detail = "Risk: " + strings.Join(why, "; ") + "\n" + sum.Detail
+	}
 	return sum
 }

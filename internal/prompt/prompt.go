@@ -9,6 +9,7 @@
 package prompt
 
 import (
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"sort"
 	"strings"
 
@@ -104,6 +105,9 @@ type Prompt struct {
 	Tool     *Tool
 	CardTool *Tool
 
+	// Risk is the request's rating (internal/risk), nil for a prompt stored without
+	// one.
+	Risk *risk.Assessment
 	// CanRemember offers "approve and remember": the agent offered something to keep
 	// (Suggestions is not empty).
 	CanRemember bool
@@ -168,6 +172,11 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 		p.CanRemember = false
 	}
 	p.origin, p.params = origin, params
+	p.Risk = risk.Of(params)
+	if p.Risk != nil && p.Risk.Level == risk.Critical {
+		// A critical request is decided once, on its page: never kept as a rule.
+		p.CanRemember = false
+	}
 	if p.CanRemember {
 		// Nothing is pre-selected: keeping a rule is a choice the person makes;
 		// "Approve and remember" with none chosen keeps the first (submitRemember).
@@ -177,6 +186,10 @@ func Describe(origin string, params map[string]any, md *markdown.Renderer) *Prom
 	p.PreviewCut = v.previewCut || p.Cut
 	return p
 }
+
+// Risky reports a request of high or critical risk: it is approved only on its own
+// page, never in bulk or from a notification button.
+func (p *Prompt) Risky() bool { return p.Risk != nil && p.Risk.Level.AtLeast(risk.High) }
 
 // messageOf is the prompt's one-line request within MaxMessage, and whether it was cut.
 func messageOf(params map[string]any) (string, bool) {

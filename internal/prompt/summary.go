@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,8 @@ type Summary struct {
 	// inbox would let a person approve it from its card (a plain approve/reject whose
 	// card shows all of it, Prompt.QuickApprove).
 	Answerable bool
+	// Risk is the request's rating (nil when it has none).
+	Risk *risk.Assessment
 	// Cut reports that the approval page's card shows less of the request than it
 	// holds (or the message is cut): the full request is in Gatehouse.
 	Cut bool
@@ -47,7 +50,9 @@ func Summarize(origin string, params map[string]any) Summary {
 	s := Summary{Vendor: vendorOf(origin, params), Tool: str(params["tool_name"]),
 		Message: strings.ReplaceAll(msg, "**", ""), Detail: summaryDetail(params),
 		Cut: v.previewCut || v.cut || msgCut}
-	s.Answerable = kind == KindPlain && !s.Cut
+	s.Risk = risk.Of(params)
+	// High and critical requests are never answered from a notification button.
+	s.Answerable = kind == KindPlain && !s.Cut && !(s.Risk != nil && s.Risk.Level.AtLeast(risk.High))
 	if s.Detail == "" {
 		s.Detail = v.preview
 	}
