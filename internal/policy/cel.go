@@ -77,6 +77,7 @@ func newEnv() (*cel.Env, error) {
 		cel.Variable("context", dynMap),
 		cel.Variable("session", dynMap),
 		cel.Variable("event", dynMap),
+		cel.Variable("risk", dynMap),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("policy: build CEL environment: %w", err)

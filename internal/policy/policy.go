@@ -11,6 +11,9 @@ package policy
 import (
 	"context"
 	"fmt"
+	"github.com/gatehouse-dev/gatehouse/internal/prompt"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
+	"github.com/gatehouse-dev/gatehouse/models"
 	"strings"
 	"sync"
 	"time"
@@ -99,7 +102,25 @@ func (e Event) Vars() map[string]any {
 		vars[k] = v
 	}
 	vars["event"] = ev
+	vars["risk"] = e.risk()
 	return vars
+}
+
+// risk rates the event's tool call (internal/risk) for `risk.level` and
+// `risk.reasons` in expressions: `risk.level in ["high", "critical"]`.
+func (e Event) risk() map[string]any {
+	args, _ := e.Data["arguments"].(map[string]any)
+	kind := prompt.KindOfName(e.Tool())
+	if _, ok := args["command"].(string); ok && kind == models.KindOther {
+		kind = models.KindShell
+	}
+	cwd, _ := e.Context["cwd"].(string)
+	a := risk.Assess(risk.Call{Kind: kind, Input: args, Cwd: cwd})
+	reasons := make([]any, 0, len(a.Reasons))
+	for _, r := range a.Reasons {
+		reasons = append(reasons, map[string]any{"code": r.Code, "text": r.Text, "match": r.Match})
+	}
+	return map[string]any{"level": string(a.Level), "reasons": reasons}
 }
 
 // Decision is one policy's answer to one event. An empty Action means ALLOW.
