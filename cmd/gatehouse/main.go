@@ -50,6 +50,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return runHook(args, getenv, os.Stdin, stdout, stderr)
 	case "setup":
 		return runSetup(args, getenv, stdout, stderr)
+	case "pending":
+		return runPending(args, getenv, stdout, stderr)
+	case "approve":
+		return runAnswer("accept", args, getenv, stdout, stderr)
+	case "reject":
+		return runAnswer("decline", args, getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionLine())
 		return 0

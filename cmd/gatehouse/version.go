@@ -67,6 +67,11 @@ Agents:
   setup <agent>     print an agent's hook settings for this server, or --install them
   hook <agent>      forward an agent's command hook to Gatehouse (run by the agent)
 
+Deciding from a terminal (--url/GATEHOUSE_URL, --token/GATEHOUSE_TOKEN):
+  pending           list the requests waiting for you
+  approve ID        approve a request
+  reject ID         reject a request (--reason R tells the agent why)
+
 Other:
   version           print the version and commit
   help              show this help
