@@ -261,6 +261,7 @@ func New(d Deps) *echo.Echo {
 	pages.POST("/inbox/bulk", s.answerSelected)
 	pages.POST("/inbox/test-prompt", s.sendTestPrompt)
 	pages.POST("/inbox/:sid/:eid", s.decideFromList)
+	pages.GET("/sessions", s.showSessionsPage)
 	pages.GET("/sessions/:sid", s.showSessionPage)
 	pages.GET("/sessions/:sid/events", s.sessionEvents)
 	pages.GET("/rules", s.showRulesPage)

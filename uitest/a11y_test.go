@@ -134,6 +134,7 @@ func TestBrowserEveryPageAccessibleAndFits(t *testing.T) {
 		"tokens":        "/settings/tokens",
 		"notifications": "/settings/notifications",
 		"session":       "/sessions/" + root,
+		"sessions":      "/sessions",
 		"error page":    "/no/such/page",
 	} {
 		check(page, path, false)

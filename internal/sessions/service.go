@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -403,4 +404,43 @@ func storableUser(u string) bool { return utf8.ValidString(u) && !strings.Contai
 
 func isUnique(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unique")
+}
+
+// MaxTree bounds the sessions one Tree lists.
+const MaxTree = 500
+
+// Tree lists the sessions user can see as trees: each top-level session (newest first)
+// followed by its sub-agents, depth first, oldest first among siblings; at most
+// MaxTree sessions.
+func (s *Service) Tree(ctx context.Context, user string) ([]Listed, error) {
+	roots, err := s.List(ctx, user, "")
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(roots, func(i, j int) bool { return roots[i].Session.CreatedAt.After(roots[j].Session.CreatedAt) })
+	var out []Listed
+	var walk func(l Listed) error
+	walk = func(l Listed) error {
+		if len(out) == MaxTree {
+			return nil
+		}
+		out = append(out, l)
+		kids, err := s.List(ctx, user, l.Session.ID)
+		if err != nil {
+			return err
+		}
+		sort.SliceStable(kids, func(i, j int) bool { return kids[i].Session.CreatedAt.Before(kids[j].Session.CreatedAt) })
+		for _, k := range kids {
+			if err := walk(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, r := range roots {
+		if err := walk(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
