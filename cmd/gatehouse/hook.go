@@ -27,7 +27,7 @@ const maxHookPayload = 8 << 20
 // goes to stderr.
 func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: gatehouse hook "+strings.Join(hookclient.Names(), "|")+" [--url URL] [--token TOKEN | --token-env NAME] [--fail-closed] [--reattach-for D] [--connect-timeout D]")
+		fmt.Fprintln(stderr, "usage: gatehouse hook "+strings.Join(hookclient.Names(), "|")+" [--url URL] [--token TOKEN | --token-env NAME] [--fail-closed] [--reattach-for D] [--connect-timeout D] [--answer-within D]")
 		return 2
 	}
 	agent, ok := hookclient.Lookup(args[0])
@@ -43,6 +43,7 @@ func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout,
 	failClosed := fs.Bool("fail-closed", false, "when Gatehouse gives no usable answer (unreachable, 401, 5xx, garbage), deny instead of letting the agent ask locally")
 	reattachFor := fs.Duration("reattach-for", hookclient.DefaultReattachFor, "how long to keep re-attaching to the prompt after a dropped connection")
 	connectTimeout := fs.Duration("connect-timeout", hookclient.DefaultConnectWindow, "how long to keep trying to reach a server not reached yet")
+	answerWithin := fs.Duration("answer-within", 0, "deny (in the agent's format) when no verdict has come within this long; set it below the hook timeout of an agent that runs the tool when its hook times out (Gemini CLI, Copilot CLI)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -70,11 +71,22 @@ func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout,
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *answerWithin > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, *answerWithin, errNoAnswerInTime)
+		defer cancel()
+	}
 	out := hookclient.Forward(ctx, hookclient.Options{
 		Agent: agent, BaseURL: *baseURL, Token: strings.TrimSpace(*token),
 		ConnectWindow: *connectTimeout, ReattachFor: *reattachFor,
 		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) },
 	}, payload)
+	if errors.Is(context.Cause(ctx), errNoAnswerInTime) && len(out.Answer) == 0 {
+		// The agent would run the tool once its own hook timeout passed: deny first,
+		// whatever --fail-closed says, since silence here means "allow".
+		msg := fmt.Sprintf("Nobody answered in Gatehouse within %s, so this hook denied the request before the agent's hook timeout.", *answerWithin)
+		return deny(agent, payload, msg, stdout, stderr)
+	}
 	if out.Err != nil {
 		return hookFallback(agent, payload, out.Err, *failClosed, stdout, stderr)
 	}
@@ -88,6 +100,9 @@ func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout,
 	}
 	return 0
 }
+
+// errNoAnswerInTime is the cause of a forward cut off by --answer-within.
+var errNoAnswerInTime = errors.New("no verdict in time")
 
 // hookFallback answers when Gatehouse could not: nothing (exit 0, the agent asks
 // locally), or with failClosed a deny in the agent's format — or, for a payload with
@@ -105,13 +120,19 @@ func hookFallback(agent hookclient.Agent, payload []byte, why error, failClosed 
 	if errors.As(why, &refused) {
 		msg = refused.Error() + " This hook fails closed."
 	}
-	if deny, ok := hookclient.Deny(agent, payload, msg); ok {
-		fmt.Fprintf(stderr, "gatehouse hook: %v; denied (--fail-closed)\n", why)
-		if _, err := stdout.Write(deny); err != nil {
-			return 2
-		}
-		return 0
-	}
+	return deny(agent, payload, msg, stdout, stderr)
+}
+
+// deny prints the agent's deny answer carrying msg (also said on stderr) or, for a
+// payload with no deny answer, exits 2, which the agents read as "blocked".
+func deny(agent hookclient.Agent, payload []byte, msg string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "gatehouse hook: "+msg)
-	return 2
+	answer, ok := hookclient.Deny(agent, payload, msg)
+	if !ok {
+		return 2
+	}
+	if _, err := stdout.Write(answer); err != nil {
+		return 2
+	}
+	return 0
 }

@@ -576,3 +576,55 @@ func TestHookReportsTooManyParked(t *testing.T) {
 		}
 	})
 }
+
+// TestHookAnswerWithinDeniesBeforeTheAgentsTimeout: an agent that runs the tool when
+// its hook times out (Gemini CLI, Copilot CLI) is installed with --answer-within below
+// that timeout. A prompt nobody answers in time ends in a deny in the agent's format
+// that says why — even without --fail-closed, since silence would mean "run it" — and
+// a verdict given in time is printed as usual.
+func TestHookAnswerWithinDeniesBeforeTheAgentsTimeout(t *testing.T) {
+	srv := testserver.Start(t, testserver.Databases(t)[0].NewURL(t), "--auth", "header", "--disconnect-grace", "1s")
+	_, hookToken := srv.IssueToken(t, hookOwner, "hooks", "", time.Time{})
+	_, ownerToken := srv.IssueToken(t, hookOwner, "", "", time.Time{})
+	env := []string{"GATEHOUSE_URL=" + srv.URL, "GATEHOUSE_TOKEN=" + hookToken}
+
+	h := startHook(t, env, hookPayload("PreToolUse", "within-late", "make deploy"), "claude", "--answer-within", "1s")
+	sid, eid := waitPendingPrompt(t, srv.App.Store, hookOwner, "within-late")
+	code, stdout, stderr := h.wait(t, 20*time.Second)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var ans struct {
+		Out struct {
+			Permission string `json:"permissionDecision"`
+			Reason     string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &ans); err != nil || ans.Out.Permission != "deny" || !strings.Contains(ans.Out.Reason, "Nobody answered in Gatehouse within 1s") {
+		t.Fatalf("stdout %q: want a deny saying nobody answered in time", stdout)
+	}
+	// The agent has its answer: the prompt ends once the server's grace for the hung-up
+	// request passes, so nobody approves what has already been denied.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		e, err := srv.App.Store.GetElicitation(context.Background(), eid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Status != models.StatusPending {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prompt %s of session %s still pending 30s after the forwarder denied it", eid, sid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	h = startHook(t, env, hookPayload("PreToolUse", "within-early", "make deploy"), "claude", "--answer-within", "1m")
+	sid, eid = waitPendingPrompt(t, srv.App.Store, hookOwner, "within-early")
+	resolve(t, srv.TokenClient(ownerToken), sid, eid, "accept", "")
+	code, stdout, stderr = h.wait(t, 20*time.Second)
+	if code != 0 || !strings.Contains(stdout, `"permissionDecision":"allow"`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want the allow given in time", code, stdout, stderr)
+	}
+}
