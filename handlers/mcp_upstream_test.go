@@ -192,3 +192,61 @@ func waitUntil(t *testing.T, within time.Duration, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestMCPUpstreamToolHintsRateTheCall: an upstream tool is rated by what its server
+// says of it (MCP tool annotations): server-everything's echo says it only reads and
+// stays low, so a policy asking about medium-risk calls lets it run; its
+// toggle-subscriber-updates says it changes things, so the same policy asks, and the
+// prompt carries the reason.
+func TestMCPUpstreamToolHintsRateTheCall(t *testing.T) {
+	node := testnpm.Node(t)
+	js := testnpm.NodeModule(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		cfg := filepath.Join(t.TempDir(), "servers.yaml")
+		yml := "servers:\n  everything:\n    command: " + node + "\n    args: [" + strconv.Quote(js) + ", stdio]\n    timeout: 60s\n"
+		if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		policies := policyFile(t, "policies:\n  - name: ask_medium\n    on: [tool_call]\n    when: risk.level != \"low\"\n    action: ASK\n    reason: it may change things\n")
+		srv := testserver.Start(t, db.NewURL(t), "--mcp-servers", cfg, "--policy-file", policies, "--mcp-retry-wait", "10s")
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		st := c.OpenStream(t, "/v1/sessions/"+sid+"/stream")
+		st.WaitHeartbeat(t)
+
+		var asked atomic.Int32
+		client := sdk.NewClient(&sdk.Implementation{Name: "hints-test", Version: "1"}, &sdk.ClientOptions{
+			ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				asked.Add(1)
+				pending, _ := dig(t, c.Do(t, http.MethodGet, "/v1/sessions/"+sid, nil).JSON(t), "pending_elicitations").([]any)
+				if len(pending) != 1 {
+					t.Errorf("pending prompts = %d, want 1", len(pending))
+					return &sdk.ElicitResult{Action: "cancel"}, nil
+				}
+				srv.DecideOnPage(t, "", sid, dig(t, pending[0], "elicitation_id").(string), "decline", "")
+				return &sdk.ElicitResult{Action: "decline"}, nil
+			},
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/v1/sessions/" + sid + "/mcp", MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		defer cs.Close()
+
+		echo, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "hi"}})
+		if err != nil || echo.IsError || asked.Load() != 0 {
+			t.Fatalf("read-only echo: %v %+v, asked %d times; want it run without asking", err, echo, asked.Load())
+		}
+		toggle, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "everything__toggle-subscriber-updates", Arguments: map[string]any{}})
+		if err != nil || !toggle.IsError || asked.Load() != 1 {
+			t.Fatalf("toggle: %v %+v, asked %d times; want one prompt, declined", err, toggle, asked.Load())
+		}
+		ev := st.WaitFor(t, "response.elicitation_request", 10*time.Second).Map(t)
+		if got := mustJSON(ev["risk"]); !strings.Contains(got, `"level":"medium"`) || !strings.Contains(got, `"code":"modifying_tool"`) ||
+			!strings.Contains(got, "everything__toggle-subscriber-updates") {
+			t.Fatalf("risk = %s, want medium, modifying_tool, naming the tool", got)
+		}
+	})
+}

@@ -105,3 +105,25 @@ func TestBulkApproveSkipsRiskyRequests(t *testing.T) {
 		}
 	})
 }
+
+// TestPolicyFileRiskRulesRateParkedRequests: a team's `risk:` rule in the policy file
+// rates what agents park, as the built-in table does: `npm publish` after `&&` is high
+// with the team's reason.
+func TestPolicyFileRiskRulesRateParkedRequests(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		policies := policyFile(t, "risk:\n  - name: publish\n    command: npm publish\n    level: high\n    reason: publishes a package\n")
+		srv := testserver.Start(t, db.NewURL(t), "--policy-file", policies)
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		p, _, ev := c.ParkClaude(t, sid, sid, "Bash", map[string]any{"command": "npm test && npm publish"})
+		defer p.Cancel()
+		m, _ := ev["risk"].(map[string]any)
+		rs, _ := m["reasons"].([]any)
+		if m["level"] != "high" || len(rs) != 1 {
+			t.Fatalf("risk %v, want high with the team's reason", ev["risk"])
+		}
+		if r := rs[0].(map[string]any); r["code"] != "policy:publish" || r["text"] != "publishes a package" || r["match"] != "npm publish" {
+			t.Fatalf("reason %v", r)
+		}
+	})
+}

@@ -201,7 +201,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	// One park use case for every request that waits for a person — hooks, policy
 	// evaluations, the MCP proxy — so one pool of slots bounds their work at once and
 	// the rules are applied in one place.
-	parks := park.New(core, ruleBook, park.DefaultSlots)
+	parks := park.New(core, ruleBook, park.DefaultSlots, park.RateBy(policies.Risk()))
 	proxy = mcpproxy.New(core, policies, mcpRunner, ups, mcp.NewStateSigner(secret), mcpproxy.Options{
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
 		InputTimeout: cfg.MCPInputTimeout, Log: log, Park: parks,

@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -66,14 +67,17 @@ func (p *Proxy) callTool(ctx context.Context, req Request, c mcp.Client, params 
 		return nil, rpcErr, nil
 	}
 	data := map[string]any{"name": call.Name, "arguments": call.ArgumentsMap()}
+	var hints *risk.Hints
 	if p.upstreams != nil {
 		if server, tool, owned := p.upstreams.Owns(call.Name); owned {
 			data["server"], data["tool"] = server, tool
+			hints = p.upstreams.Hints(ctx, req.Session.ID, req.User, call.Name)
 		}
 	}
 	sess := req.Session
 	ev := policy.NewEvent(policy.SessionInfo{ID: sess.ID, Depth: sess.Depth, RootID: sess.RootID},
 		req.User, policy.PhaseToolCall, call.Name, data, nil)
+	ev.Hints = hints
 	res := p.policies.EvaluateContext(ctx, ev)
 	if res.Action == policy.Deny {
 		return nil, mcp.Errorf(mcp.CodeApplication, "Denied by policy: %s", res.Reason), nil
@@ -113,7 +117,7 @@ func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.Too
 		// The client comes back for the verdict: the prompt waits for it a while.
 		prompt.Timeout = p.o.ApprovalTTL
 	}
-	asked, err := p.park.Ask(ctx, park.Call{Prompt: prompt, Tool: call.Name, Args: call.ArgumentsMap(),
+	asked, err := p.park.Ask(ctx, park.Call{Prompt: prompt, Tool: call.Name, Args: call.ArgumentsMap(), Hints: ev.Hints,
 		DeclinedSince: p.o.Now().UTC().Add(-p.o.ApprovalTTL), RetryWait: p.o.RetryWait,
 		Hold: how == askHold, RulesOnly: how == askMissing})
 	switch {

@@ -28,6 +28,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -46,6 +47,9 @@ type Upstreams interface {
 	Tools(ctx context.Context, sid, person string) ([]json.RawMessage, error)
 	// Owns splits a namespaced tool name when it names a configured server.
 	Owns(name string) (server, tool string, ok bool)
+	// Hints are what a tool's server says of the harm it can do (its annotations),
+	// for rating a call; nil for a name no server owns.
+	Hints(ctx context.Context, sid, person, name string) *risk.Hints
 	// Call runs a tool and returns its CallToolResult.
 	Call(ctx context.Context, sid, person, name string, args json.RawMessage) (json.RawMessage, error)
 	// EndSession stops the session's server processes.

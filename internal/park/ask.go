@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -23,6 +24,8 @@ type Call struct {
 	// rule's wait does not apply to a client that comes back on its own schedule.
 	Tool string
 	Args map[string]any
+	// Hints are the tool's annotations from its server, for rating the call (risk).
+	Hints *risk.Hints
 	// DeclinedSince: an earlier prompt of the call declined at or after this time is
 	// its answer still; one declined before it is asked again (store.LatestMCPApproval).
 	DeclinedSince time.Time
@@ -81,6 +84,7 @@ func (s *Service) AwaitRetry(ctx context.Context, person, id string, wait time.D
 // askInSlot is Ask's work in its slot; retry is the call's pending prompt the retry is
 // to wait on.
 func (s *Service) askInSlot(ctx context.Context, c Call) (a Asked, retry *models.Elicitation, err error) {
+	s.rateCall(&c)
 	if s.rules != nil {
 		// A Gatehouse rule answers without asking anyone; the prompt is recorded as
 		// decided by it.

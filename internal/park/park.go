@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -83,6 +84,7 @@ func (p Parked) Ended() bool { return p.w != nil && p.w.Ended() }
 type Service struct {
 	elicit *elicit.Service
 	rules  *rules.Service // nil: no Gatehouse rules
+	risk   *risk.Table    // nil: the built-in risk table
 	slots  chan struct{}
 	// queued counts requests waiting for a slot (Queued).
 	queued atomic.Int64
@@ -96,9 +98,20 @@ type Service struct {
 const DefaultSlots = 64
 
 // New returns a Service that lets slots requests prepare at once.
-func New(el *elicit.Service, rs *rules.Service, slots int) *Service {
-	return &Service{elicit: el, rules: rs, slots: make(chan struct{}, slots)}
+func New(el *elicit.Service, rs *rules.Service, slots int, opts ...Option) *Service {
+	s := &Service{elicit: el, rules: rs, slots: make(chan struct{}, slots)}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
+
+// Option configures a Service.
+type Option func(*Service)
+
+// RateBy rates every request by t (the policy file's risk table, policy.Engine.Risk)
+// instead of the built-in table alone.
+func RateBy(t *risk.Table) Option { return func(s *Service) { s.risk = t } }
 
 // Queued is how many requests wait for a slot to prepare right now: a burst's queue.
 func (s *Service) Queued() int { return int(s.queued.Load()) }
@@ -177,7 +190,7 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked
 		return Parked{job: j}, err
 	}
 	j.Prompt.TokenID = j.TokenID
-	rate(j)
+	s.rate(j)
 	if answered, err := s.applyRules(ctx, j); err != nil || answered {
 		return Parked{job: j}, err
 	}

@@ -3,12 +3,13 @@ package park
 import (
 	"github.com/gatehouse-dev/gatehouse/internal/prompt"
 	"github.com/gatehouse-dev/gatehouse/internal/risk"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // rate stores the tool call's risk with the prompt (params "risk") before the rules
 // run, so a prompt decided by a rule records it too, and every view and the API read
 // the same rating.
-func rate(j *Job) {
+func (s *Service) rate(j *Job) {
 	if j.Subject == nil {
 		return
 	}
@@ -16,11 +17,28 @@ func rate(j *Job) {
 	if kind == "" {
 		kind = prompt.KindOfName(j.Subject.Tool)
 	}
-	a := risk.Assess(risk.Call{Kind: kind, Input: j.Subject.Input, Cwd: j.Subject.Cwd})
-	params := make(map[string]any, len(j.Prompt.Params)+1)
-	for k, v := range j.Prompt.Params {
-		params[k] = v
+	a := s.risk.Assess(risk.Call{Tool: j.Subject.Tool, Kind: kind, Input: j.Subject.Input, Cwd: j.Subject.Cwd})
+	j.Prompt.Params = withRisk(j.Prompt.Params, a)
+}
+
+// rateCall is rate for a call of the MCP proxy, rated by its name, arguments and what
+// its server says of it.
+func (s *Service) rateCall(c *Call) {
+	kind := prompt.KindOfName(c.Tool)
+	if _, ok := c.Args["command"].(string); ok && kind == models.KindOther {
+		kind = models.KindShell
 	}
-	params[risk.ParamKey] = a
-	j.Prompt.Params = params
+	a := s.risk.Assess(risk.Call{Tool: c.Tool, Kind: kind, Input: c.Args, Hints: c.Hints})
+	c.Prompt.Params = withRisk(c.Prompt.Params, a)
+}
+
+// withRisk is a copy of params with the assessment under risk.ParamKey (the caller's
+// map may be shared).
+func withRisk(params map[string]any, a risk.Assessment) map[string]any {
+	out := make(map[string]any, len(params)+1)
+	for k, v := range params {
+		out[k] = v
+	}
+	out[risk.ParamKey] = a
+	return out
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"gopkg.in/yaml.v3"
+
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 )
 
 // policyKeys are the keys a policy entry may have; anything else is a typo worth
@@ -37,11 +39,14 @@ func LoadFile(path string) (*Engine, error) {
 // LoadYAML compiles the policies of a YAML document (file names it in errors) and
 // appends them to the engine, all or nothing.
 func (e *Engine) LoadYAML(file string, data []byte) error {
-	ps, err := parseYAML(file, data)
+	ps, rs, err := parseYAML(file, data)
 	if err != nil {
 		return err
 	}
-	return e.add(ps...)
+	if err := e.add(ps...); err != nil {
+		return err
+	}
+	return e.addRisk(rs...)
 }
 
 // fileError is an error at a line of the policy file.
@@ -58,54 +63,62 @@ func (f *fileError) Error() string {
 	return fmt.Sprintf("policy file %s: %s", f.file, f.msg)
 }
 
-func parseYAML(file string, data []byte) ([]*policy, error) {
+func parseYAML(file string, data []byte) ([]*policy, []risk.Rule, error) {
 	errAt := func(line int, format string, a ...any) error {
 		return &fileError{file: file, line: line, msg: fmt.Sprintf(format, a...)}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		// yaml.v3 errors already say "yaml: line N: …".
-		return nil, &fileError{file: file, msg: err.Error()}
+		return nil, nil, &fileError{file: file, msg: err.Error()}
 	}
 	if len(doc.Content) == 0 {
-		return nil, nil // an empty file: no policies
+		return nil, nil, nil // an empty file: no policies
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, errAt(root.Line, "the file must be a mapping with a `policies:` list")
+		return nil, nil, errAt(root.Line, "the file must be a mapping with a `policies:` list")
 	}
-	var list *yaml.Node
+	var list, riskList *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		if k.Value != "policies" {
-			return nil, errAt(k.Line, "unknown top-level key %q (want policies)", k.Value)
+		switch k.Value {
+		case "policies":
+			list = v
+		case "risk":
+			riskList = v
+		default:
+			return nil, nil, errAt(k.Line, "unknown top-level key %q (want policies or risk)", k.Value)
 		}
-		list = v
+	}
+	rs, err := parseRisk(riskList, errAt)
+	if err != nil {
+		return nil, nil, err
 	}
 	if list == nil || (list.Kind == yaml.ScalarNode && list.Tag == "!!null") {
-		return nil, nil
+		return nil, rs, nil
 	}
 	if list.Kind != yaml.SequenceNode {
-		return nil, errAt(list.Line, "policies must be a list")
+		return nil, nil, errAt(list.Line, "policies must be a list")
 	}
 	env, err := newEnv()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]int{}
 	out := make([]*policy, 0, len(list.Content))
 	for _, item := range list.Content {
 		p, err := parseEntry(env, item, errAt)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if line, dup := seen[p.name]; dup {
-			return nil, errAt(item.Line, "policy %q is already defined at line %d", p.name, line)
+			return nil, nil, errAt(item.Line, "policy %q is already defined at line %d", p.name, line)
 		}
 		seen[p.name] = item.Line
 		out = append(out, p)
 	}
-	return out, nil
+	return out, rs, nil
 }
 
 type errAtFunc func(line int, format string, a ...any) error

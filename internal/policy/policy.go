@@ -72,6 +72,8 @@ type Event struct {
 	Data    map[string]any
 	Context map[string]any
 	Session SessionInfo
+	// Hints are the MCP tool's annotations when its server listed them (risk).
+	Hints *risk.Hints
 }
 
 // Tool is the tool an event is about: data.name for tool phases, else the target.
@@ -84,7 +86,10 @@ func (e Event) Tool() string {
 
 // Vars is the event as CEL variables: type, target, data, context and session, plus
 // the whole event as "event" for expressions that prefer event.data.name.
-func (e Event) Vars() map[string]any {
+func (e Event) Vars() map[string]any { return e.vars(nil) }
+
+// vars is Vars with the risk rated by t.
+func (e Event) vars(t *risk.Table) map[string]any {
 	data := e.Data
 	if data == nil {
 		data = map[string]any{}
@@ -102,20 +107,20 @@ func (e Event) Vars() map[string]any {
 		vars[k] = v
 	}
 	vars["event"] = ev
-	vars["risk"] = e.risk()
+	vars["risk"] = e.risk(t)
 	return vars
 }
 
 // risk rates the event's tool call (internal/risk) for `risk.level` and
 // `risk.reasons` in expressions: `risk.level in ["high", "critical"]`.
-func (e Event) risk() map[string]any {
+func (e Event) risk(t *risk.Table) map[string]any {
 	args, _ := e.Data["arguments"].(map[string]any)
 	kind := prompt.KindOfName(e.Tool())
 	if _, ok := args["command"].(string); ok && kind == models.KindOther {
 		kind = models.KindShell
 	}
 	cwd, _ := e.Context["cwd"].(string)
-	a := risk.Assess(risk.Call{Kind: kind, Input: args, Cwd: cwd})
+	a := t.Assess(risk.Call{Tool: e.Tool(), Kind: kind, Input: args, Cwd: cwd, Hints: e.Hints})
 	reasons := make([]any, 0, len(a.Reasons))
 	for _, r := range a.Reasons {
 		reasons = append(reasons, map[string]any{"code": r.Code, "text": r.Text, "match": r.Match})
@@ -181,6 +186,10 @@ func (p *policy) watches(ev Event) bool {
 type Engine struct {
 	mu       sync.RWMutex
 	policies []*policy
+	// risk rates tool calls: the built-in table and the policy file's `risk:` rules.
+	risk *risk.Table
+	// riskRules are those rules, kept to rebuild risk when more are loaded.
+	riskRules []risk.Rule
 }
 
 // New returns an engine with no policies: every event is allowed.
@@ -237,6 +246,34 @@ func (e *Engine) add(ps ...*policy) error {
 	return nil
 }
 
+// addRisk adds rules to the risk table, all or nothing.
+func (e *Engine) addRisk(rs ...risk.Rule) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	all := append(append([]risk.Rule(nil), e.riskRules...), rs...)
+	t, err := risk.NewTable(all...)
+	if err != nil {
+		return err
+	}
+	e.risk, e.riskRules = t, all
+	return nil
+}
+
+// Risk is the table tool calls are rated by: the built-in one extended by the policy
+// file's `risk:` rules. Every request that parks is rated by it (internal/park), so
+// the level a policy's `risk.level` sees is the level the person sees.
+func (e *Engine) Risk() *risk.Table {
+	if e == nil {
+		return nil
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.risk
+}
+
 // Evaluate is EvaluateContext for callers without a request to follow.
 func (e *Engine) Evaluate(ev Event) Result {
 	return e.EvaluateContext(context.Background(), ev)
@@ -247,7 +284,7 @@ func (e *Engine) Evaluate(ev Event) Result {
 // the answer is a DENY saying so, so a departed caller does not keep a CPU busy.
 func (e *Engine) EvaluateContext(ctx context.Context, ev Event) Result {
 	e.mu.RLock()
-	ps := e.policies
+	ps, table := e.policies, e.risk
 	e.mu.RUnlock()
 	var asks []string
 	first := ""
@@ -256,7 +293,7 @@ func (e *Engine) EvaluateContext(ctx context.Context, ev Event) Result {
 	var cached map[string]any
 	vars := func() map[string]any {
 		if cached == nil {
-			cached = ev.Vars()
+			cached = ev.vars(table)
 		}
 		return cached
 	}

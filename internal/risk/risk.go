@@ -57,27 +57,61 @@ type Assessment struct {
 // must not grow the stored prompt.
 const MaxReasons = 8
 
-// Call is what is rated: the tool's kind and input, and the agent's working directory
-// (the project: deleting or writing outside it is riskier).
+// Call is what is rated: the tool's name, kind and input, the agent's working
+// directory (the project: deleting or writing outside it is riskier) and, for an MCP
+// server's tool, what the server says of it.
 type Call struct {
+	Tool  string
 	Kind  models.ToolKind
 	Input map[string]any
 	Cwd   string
+	// Hints are an MCP tool's annotations, when its server listed them.
+	Hints *Hints
 }
 
-// Assess rates c. A call of a kind it has no rules for is low.
-func Assess(c Call) Assessment {
-	var rs []Reason
+// Hints are the MCP tool annotations that speak of harm (ToolAnnotations in the MCP
+// specification). A hint the server left out takes the specification's default:
+// not read-only, and destructive.
+type Hints struct {
+	ReadOnly    *bool `json:"readOnlyHint,omitempty"`
+	Destructive *bool `json:"destructiveHint,omitempty"`
+}
+
+// Assess rates c by the built-in table. A call of a kind it has no rules for is low.
+func Assess(c Call) Assessment { return assessment(builtin(c)) }
+
+// builtin is the built-in table's reasons for c.
+func builtin(c Call) []Reason {
 	switch c.Kind {
 	case models.KindShell:
 		cmd, _ := c.Input["command"].(string)
-		rs = shellReasons(cmd, c.Cwd)
+		return shellReasons(cmd, c.Cwd)
 	case models.KindEdit, models.KindWrite:
-		rs = fileReasons(str(c.Input, "file_path", "path", "notebook_path"), c.Cwd, true)
+		return fileReasons(str(c.Input, "file_path", "path", "notebook_path"), c.Cwd, true)
 	case models.KindRead:
-		rs = fileReasons(str(c.Input, "file_path", "path"), c.Cwd, false)
+		return fileReasons(str(c.Input, "file_path", "path"), c.Cwd, false)
 	}
-	return assessment(rs)
+	if c.Hints != nil {
+		return hintReasons(c.Tool, *c.Hints)
+	}
+	return nil
+}
+
+// hintReasons rates an MCP tool by its server's own annotations: a tool that says it
+// is destructive is high; one that does not say it only reads is medium (the
+// specification's defaults: it may change things, destructively); a read-only tool
+// adds nothing.
+func hintReasons(tool string, h Hints) []Reason {
+	if h.ReadOnly != nil && *h.ReadOnly {
+		return nil
+	}
+	switch {
+	case h.Destructive != nil && *h.Destructive:
+		return []Reason{{Code: "destructive_tool", Text: "its server says the tool is destructive", Match: clip(tool), level: High}}
+	case h.Destructive != nil:
+		return []Reason{{Code: "modifying_tool", Text: "its server says the tool changes things (not read-only)", Match: clip(tool), level: Medium}}
+	}
+	return []Reason{{Code: "modifying_tool", Text: "its server does not say the tool only reads", Match: clip(tool), level: Medium}}
 }
 
 // assessment keeps the first MaxReasons distinct reasons; the level is the highest.

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 )
 
 // DefaultIdleTimeout is how long an upstream session may sit unused before its
@@ -65,6 +66,10 @@ type Pool struct {
 	// only while !closed.
 	bg       sync.WaitGroup
 	stopIdle chan struct{}
+
+	// hints are each listed tool's annotations, by namespaced name (guarded by mu):
+	// what its server says of the harm it can do, for rating a call (internal/risk).
+	hints map[string]risk.Hints
 }
 
 // New returns a pool for cfg (nil: no servers). It starts the idle reaper; Close stops it.
@@ -78,6 +83,7 @@ func New(cfg *Config, o Options) *Pool {
 		sessions: map[key]*session{},
 		procs:    map[string]int{},
 		stopIdle: make(chan struct{}),
+		hints:    map[string]risk.Hints{},
 	}
 	if p.log == nil {
 		p.log = slog.Default()
@@ -326,11 +332,47 @@ func (p *Pool) listTools(parent context.Context, sid, person string, srv Server)
 			return nil, err
 		}
 		out = append(out, raw)
+		p.remember(srv.Name+Separator+t.Name, t.Annotations)
 	}
 	return out, nil
 }
 
 // namespacedTool is t as JSON with its name prefixed by the server's.
+// remember keeps a listed tool's annotations for Hints.
+func (p *Pool) remember(name string, a *mcp.ToolAnnotations) {
+	var h risk.Hints
+	if a != nil {
+		ro := a.ReadOnlyHint
+		h = risk.Hints{ReadOnly: &ro, Destructive: a.DestructiveHint}
+	}
+	p.mu.Lock()
+	p.hints[name] = h
+	p.mu.Unlock()
+}
+
+// Hints returns what the server of the namespaced tool name says of the tool's harm,
+// listing that server's tools first when this process has not yet (a client that
+// listed them before a restart calls without listing again). A server that cannot
+// list gives the specification's defaults: not read-only, destructive.
+func (p *Pool) Hints(ctx context.Context, sid, person, name string) *risk.Hints {
+	server, _, ok := p.Owns(name)
+	if !ok {
+		return nil
+	}
+	p.mu.Lock()
+	h, known := p.hints[name]
+	p.mu.Unlock()
+	if !known {
+		if _, err := p.listTools(ctx, sid, person, p.byName[server]); err != nil {
+			return &risk.Hints{}
+		}
+		p.mu.Lock()
+		h = p.hints[name]
+		p.mu.Unlock()
+	}
+	return &h
+}
+
 func namespacedTool(server string, t *mcp.Tool) (json.RawMessage, error) {
 	b, err := json.Marshal(t)
 	if err != nil {
