@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"time"
+
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -37,7 +39,7 @@ func (s *Server) rulesData(c echo.Context) (views.RulesPage, error) {
 	if err != nil {
 		return views.RulesPage{}, err
 	}
-	d := views.RulesPage{Chrome: s.chrome(c, "Rules", "rules"), CSRF: s.csrfToken(c), CanGlobal: svc.MayMakeGlobal(userOf(c))}
+	d := views.RulesPage{Chrome: s.chrome(c, "Rules", "rules"), CSRF: s.csrfToken(c), CanGlobal: svc.MayMakeGlobal(userOf(c)), Now: time.Now()}
 	now := svc.Now()
 	for i := range rows {
 		v := rules.ViewOf(&rows[i], now)

@@ -329,6 +329,11 @@ func TestApproveAndMakeARule(t *testing.T) {
 		if rulesPage.testid("rule-row").Length() != 1 || strings.TrimSpace(rulesPage.testid("rule-pattern").Text()) != "npm run deploy" {
 			t.Fatalf("rules page: %s", rulesPage.testid("rules").Text())
 		}
+		// A date says how far off it is: the 24 h rule lapses "in 23 h, <day> <time>".
+		expires := strings.Join(strings.Fields(rulesPage.Doc.Find(`td[data-label="Expires"]`).Text()), " ")
+		if !strings.HasPrefix(expires, "in 23 h, ") || !strings.HasSuffix(expires, " UTC") {
+			t.Fatalf("expires cell %q, want \"in 23 h, <day> <time> UTC\"", expires)
+		}
 	})
 }
 

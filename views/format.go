@@ -71,6 +71,35 @@ func (o Outcome) ViaText() string {
 // app.js rewrites it in the viewer's time zone (time[data-local]).
 func dayClock(t time.Time) string { return t.UTC().Format("2 Jan 15:04") }
 
+// relative is how far t is from now in a word or two: "in 23 h", "5 min ago", "in 3 d".
+// A date alone makes a person do the sum; next to it this says at a glance whether a
+// rule is about to lapse or fired a moment ago.
+func relative(t, now time.Time) string {
+	d := t.Sub(now)
+	past := d < 0
+	if past {
+		d = -d
+	}
+	var n string
+	switch {
+	case d < time.Minute:
+		if past {
+			return "just now"
+		}
+		return "in under a minute"
+	case d < time.Hour:
+		n = strconv.Itoa(int(d/time.Minute)) + " min"
+	case d < 48*time.Hour:
+		n = strconv.Itoa(int(d/time.Hour)) + " h"
+	default:
+		n = strconv.Itoa(int(d/(24*time.Hour))) + " d"
+	}
+	if past {
+		return n + " ago"
+	}
+	return "in " + n
+}
+
 // stamp is the machine-readable time for <time datetime>.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

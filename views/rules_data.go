@@ -11,6 +11,8 @@ type RulesPage struct {
 	Form RuleForm
 	// CanGlobal offers the "everywhere" scope: only admins make global rules.
 	CanGlobal bool
+	// Now is when the page is rendered, for "in 23 h" beside each date.
+	Now time.Time
 }
 
 // RuleRow is one rule in the list.

@@ -280,7 +280,7 @@ func Rules(d RulesPage) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = Time(r.Created).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = RelTime(r.Created, d.Now).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -289,7 +289,7 @@ func Rules(d RulesPage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					if r.Expires != nil {
-						templ_7745c5c3_Err = Time(*r.Expires).Render(ctx, templ_7745c5c3_Buffer)
+						templ_7745c5c3_Err = RelTime(*r.Expires, d.Now).Render(ctx, templ_7745c5c3_Buffer)
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -330,7 +330,7 @@ func Rules(d RulesPage) templ.Component {
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						templ_7745c5c3_Err = Time(*r.LastFired).Render(ctx, templ_7745c5c3_Buffer)
+						templ_7745c5c3_Err = RelTime(*r.LastFired, d.Now).Render(ctx, templ_7745c5c3_Buffer)
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
