@@ -76,6 +76,10 @@ chaos: ## run the chaos test alone for CHAOS_DURATION (default 60s): 3 replicas,
 test-browser: ## run the browser tests alone (headless Chromium: apt-get install -y chromium); screenshots go to ./artifacts
 	$(GO) test -count=1 -v ./uitest/
 
+.PHONY: screenshots
+screenshots: ## regenerate the README's screenshots in docs/images (headless Chromium)
+	GATEHOUSE_README_IMAGES=$(CURDIR)/docs/images GATEHOUSE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run '^TestBrowserReadmeScreenshot$$' ./uitest/
+
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

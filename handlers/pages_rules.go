@@ -12,6 +12,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/prompt"
+	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
 	"github.com/gatehouse-dev/gatehouse/views"
@@ -127,6 +128,9 @@ func (s *Server) postApproveWithRule(c echo.Context) error {
 		s.setFlash(c, "This request was already decided; no rule was made.")
 		return s.redirect(c, approvePath(sess.ID, eid))
 	}
+	if critical(row) {
+		return bad("risk", "this request is of critical risk: approve it once; no rule answers such requests")
+	}
 	offer := ruleOfferFor(row)
 	if offer == nil {
 		return bad("tool", "this request names no tool a rule could match")
@@ -161,6 +165,12 @@ func (s *Server) postApproveWithRule(c echo.Context) error {
 	return s.redirect(c, approvePath(sess.ID, eid))
 }
 
+// critical reports a request rated critical.
+func critical(row *models.Elicitation) bool {
+	a := risk.Of(row.DecodeParams().All)
+	return a != nil && a.Level == risk.Critical
+}
+
 // ruleOfferFor pre-fills "approve and make a rule…" from a prompt: Claude's tool and
 // input, a policy evaluation's tool, a Codex command (tool "shell"). nil for prompts
 // that name no tool (questions, forms, plans).
@@ -175,6 +185,8 @@ func ruleOfferFor(row *models.Elicitation) *views.RuleOffer {
 	}
 	_ = json.Unmarshal(row.Params, &p)
 	switch {
+	case critical(row):
+		return nil // no allow rule answers a critical request (rules.Subject.Critical)
 	case row.Origin == models.OriginCodex && p.Command != "":
 		return &views.RuleOffer{Tool: codex.ShellTool, Pattern: p.Command, Cwd: p.Cwd}
 	case p.ToolName == "" || row.Origin == models.OriginClaudeElicit:

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -124,6 +125,51 @@ func TestPolicyFileRiskRulesRateParkedRequests(t *testing.T) {
 		}
 		if r := rs[0].(map[string]any); r["code"] != "policy:publish" || r["text"] != "publishes a package" || r["match"] != "npm publish" {
 			t.Fatalf("reason %v", r)
+		}
+	})
+}
+
+// TestNoAllowRuleAnswersACriticalRequest: a rule made for one command must not run a
+// critical one unseen. An allow rule for `rm -rf ` answers `rm -rf ./build` (low) at
+// once, but `rm -rf ~` (critical) parks for a person; a deny rule still answers a
+// critical request; and the approval page offers no rule for it (a forged POST is a
+// 400 naming the risk).
+func TestNoAllowRuleAnswersACriticalRequest(t *testing.T) {
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		srv := testserver.Start(t, db.NewURL(t))
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		createRule(t, c, map[string]any{"effect": "allow", "tool": "Bash",
+			"match": map[string]any{"kind": "prefix", "pattern": "rm -rf "},
+			"scope": map[string]any{"kind": "session", "value": sid}, "expires_in": "1h"})
+		if ans, _ := answeredByRule(t, c, sid, claudeRuleBody("Bash", map[string]any{"command": "rm -rf ./build"}, "/repo")); !strings.Contains(string(ans.Body), `"behavior":"allow"`) {
+			t.Fatalf("low-risk request under the rule: %s", ans.Body)
+		}
+
+		p, eid, ev := c.ParkAt(t, sid, "/v1/sessions/"+sid+"/hooks/permission-request", claudeRuleBody("Bash", map[string]any{"command": "rm -rf ~"}, "/repo"))
+		defer p.Cancel()
+		if level, _ := riskOf(t, ev["risk"]); level != "critical" || p.Done() {
+			t.Fatalf("rm -rf ~: risk %v, answered at once %v; want critical and parked", ev["risk"], p.Done())
+		}
+		b := newBrowser(t, srv, "")
+		pg := b.get(t, "/approve/"+sid+"/"+eid)
+		if pg.testid("rule-offer").Length() != 0 {
+			t.Fatal("the approval page of a critical request offers a rule")
+		}
+		res := b.post(t, "/approve/"+sid+"/"+eid+"/rule", url.Values{"csrf": {pg.csrf(t)}, "match_kind": {"exact"}, "pattern": {"rm -rf ~"},
+			"scope_kind": {"session"}, "expires_in": {"1h"}}, false)
+		if res.Status != http.StatusBadRequest || !strings.Contains(res.Body, "critical risk") {
+			t.Fatalf("forged rule POST: %d %s", res.Status, res.Body)
+		}
+		if st := elicitationStatus(t, c, sid, eid); st["status"] != "pending" {
+			t.Fatalf("the refused POST decided the prompt: %v", st)
+		}
+
+		createRule(t, c, map[string]any{"effect": "deny", "tool": "Bash",
+			"match": map[string]any{"kind": "exact", "pattern": "rm -rf /"},
+			"scope": map[string]any{"kind": "session", "value": sid}, "expires_in": "1h"})
+		if ans, _ := answeredByRule(t, c, sid, claudeRuleBody("Bash", map[string]any{"command": "rm -rf /"}, "/repo")); !strings.Contains(string(ans.Body), `"behavior":"deny"`) {
+			t.Fatalf("deny rule on a critical request: %s", ans.Body)
 		}
 	})
 }

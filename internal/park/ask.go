@@ -84,11 +84,11 @@ func (s *Service) AwaitRetry(ctx context.Context, person, id string, wait time.D
 // askInSlot is Ask's work in its slot; retry is the call's pending prompt the retry is
 // to wait on.
 func (s *Service) askInSlot(ctx context.Context, c Call) (a Asked, retry *models.Elicitation, err error) {
-	s.rateCall(&c)
+	critical := s.rateCall(&c)
 	if s.rules != nil {
 		// A Gatehouse rule answers without asking anyone; the prompt is recorded as
 		// decided by it.
-		row, err := s.rules.AnswerNow(ctx, c.Prompt, rules.Subject{Session: c.Prompt.Session, Tool: c.Tool, Input: c.Args})
+		row, err := s.rules.AnswerNow(ctx, c.Prompt, rules.Subject{Session: c.Prompt.Session, Tool: c.Tool, Input: c.Args, Critical: critical})
 		if err != nil || row != nil {
 			return Asked{Row: row}, nil, err
 		}

@@ -19,17 +19,20 @@ func (s *Service) rate(j *Job) {
 	}
 	a := s.risk.Assess(risk.Call{Tool: j.Subject.Tool, Kind: kind, Input: j.Subject.Input, Cwd: j.Subject.Cwd})
 	j.Prompt.Params = withRisk(j.Prompt.Params, a)
+	j.Subject.Critical = a.Level == risk.Critical
 }
 
 // rateCall is rate for a call of the MCP proxy, rated by its name, arguments and what
-// its server says of it.
-func (s *Service) rateCall(c *Call) {
+// its server says of it; it reports whether the call is critical (no allow rule
+// answers it).
+func (s *Service) rateCall(c *Call) (critical bool) {
 	kind := prompt.KindOfName(c.Tool)
 	if _, ok := c.Args["command"].(string); ok && kind == models.KindOther {
 		kind = models.KindShell
 	}
 	a := s.risk.Assess(risk.Call{Tool: c.Tool, Kind: kind, Input: c.Args, Hints: c.Hints})
 	c.Prompt.Params = withRisk(c.Prompt.Params, a)
+	return a.Level == risk.Critical
 }
 
 // withRisk is a copy of params with the assessment under risk.ParamKey (the caller's

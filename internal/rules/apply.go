@@ -25,6 +25,10 @@ type Subject struct {
 	Input map[string]any
 	// Cwd is the agent's working directory, when it says ("" never matches a cwd scope).
 	Cwd string
+	// Critical: the request was rated critical (internal/risk). No allow rule answers
+	// it — a rule made for `curl … | sh` of one script must not run the next one
+	// unseen — so a person decides; deny and ask rules still apply.
+	Critical bool
 }
 
 // Applied is what a matching rule did to a request about to park.
@@ -68,6 +72,9 @@ func (s *Service) Match(ctx context.Context, subj Subject) (*models.Rule, error)
 	for i := range rows {
 		r := &rows[i]
 		if best != nil && precedence(r.Effect) <= precedence(best.Effect) {
+			continue
+		}
+		if subj.Critical && r.Effect == models.EffectAllow {
 			continue
 		}
 		if !s.covers(r, subj) || !s.matcher(r).matches(subj, strictReading(r.Effect, r.OnTimeout)) {
