@@ -30,7 +30,8 @@ var agentSamples = map[string]struct {
 		}
 		return b
 	}},
-	"codex": {"/v1/hooks/codex", codexCLIBody},
+	"codex":   {"/v1/hooks/codex", codexCLIBody},
+	"copilot": {"/v1/hooks/copilot", copilotBody},
 }
 
 // TestAgentRoutesAnswerAsTheirOldRoutes: for every agent of the registry and every

@@ -4,6 +4,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/agents/claude"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codexcli"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/copilot"
 )
 
 // Default is every agent Gatehouse knows, one line each.
@@ -12,5 +13,6 @@ func Default() *Registry {
 		claude.Agent{},
 		codexcli.Agent{},
 		codex.AppServer{},
+		copilot.Agent{},
 	)
 }
