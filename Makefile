@@ -47,6 +47,7 @@ FUZZ_TARGETS := \
 	./internal/agents/claude:FuzzDecode \
 	./internal/agents/codex:FuzzDecode \
 	./internal/agents/codexcli:FuzzDecode \
+	./internal/agents/copilot:FuzzDecode \
 	./internal/agents/cursor:FuzzDecode \
 	./internal/adapters/mcp:FuzzUntrustedInput \
 	./internal/prompt:FuzzSubmit \

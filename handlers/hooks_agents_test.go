@@ -30,8 +30,9 @@ var agentSamples = map[string]struct {
 		}
 		return b
 	}},
-	"codex":  {"/v1/hooks/codex", codexCLIBody},
-	"cursor": {"/v1/hooks/cursor", cursorBody},
+	"codex":   {"/v1/hooks/codex", codexCLIBody},
+	"copilot": {"/v1/hooks/copilot", copilotBody},
+	"cursor":  {"/v1/hooks/cursor", cursorBody},
 }
 
 // TestAgentRoutesAnswerAsTheirOldRoutes: for every agent of the registry and every

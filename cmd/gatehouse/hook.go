@@ -43,7 +43,7 @@ func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout,
 	failClosed := fs.Bool("fail-closed", false, "when Gatehouse gives no usable answer (unreachable, 401, 5xx, garbage), deny instead of letting the agent ask locally")
 	reattachFor := fs.Duration("reattach-for", hookclient.DefaultReattachFor, "how long to keep re-attaching to the prompt after a dropped connection")
 	connectTimeout := fs.Duration("connect-timeout", hookclient.DefaultConnectWindow, "how long to keep trying to reach a server not reached yet")
-	answerWithin := fs.Duration("answer-within", 0, "deny (in the agent's format) when no verdict has come within this long; set it below the hook timeout of an agent that runs the tool when its hook times out (Gemini CLI, Copilot CLI)")
+	answerWithin := fs.Duration("answer-within", 0, "deny (in the agent's format) when no verdict has come within this long, or the wait ended without one; set it below the hook timeout of an agent that runs the tool when its hook times out (Gemini CLI, Copilot CLI)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -89,6 +89,11 @@ func runHook(args []string, getenv func(string) string, stdin io.Reader, stdout,
 	}
 	if out.Err != nil {
 		return hookFallback(agent, payload, out.Err, *failClosed, stdout, stderr)
+	}
+	if len(out.Answer) == 0 && *answerWithin > 0 {
+		// The wait ended without a verdict (it expired on the server): silence would
+		// let such an agent run the tool, so this too is a deny.
+		return deny(agent, payload, "Nobody answered in Gatehouse before the request's wait ended, so this hook denied it.", stdout, stderr)
 	}
 	if len(out.Answer) == 0 {
 		fmt.Fprintln(stderr, "gatehouse hook: Gatehouse gave no decision; the agent decides locally")

@@ -620,6 +620,15 @@ func TestHookAnswerWithinDeniesBeforeTheAgentsTimeout(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	// A wait that ends on the server without a verdict is no "allow" either.
+	short := testserver.Start(t, testserver.Databases(t)[0].NewURL(t), "--auth", "header", "--elicitation-timeout", "1s")
+	_, shortToken := short.IssueToken(t, hookOwner, "hooks", "", time.Time{})
+	h = startHook(t, []string{"GATEHOUSE_URL=" + short.URL, "GATEHOUSE_TOKEN=" + shortToken}, hookPayload("PreToolUse", "within-expired", "make deploy"), "claude", "--answer-within", "1m")
+	code, stdout, stderr = h.wait(t, 20*time.Second)
+	if err := json.Unmarshal([]byte(stdout), &ans); code != 0 || err != nil || ans.Out.Permission != "deny" || !strings.Contains(ans.Out.Reason, "before the request's wait ended") {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want a deny saying the wait ended without a verdict", code, stdout, stderr)
+	}
+
 	h = startHook(t, env, hookPayload("PreToolUse", "within-early", "make deploy"), "claude", "--answer-within", "1m")
 	sid, eid = waitPendingPrompt(t, srv.App.Store, hookOwner, "within-early")
 	resolve(t, srv.TokenClient(ownerToken), sid, eid, "accept", "")

@@ -4,6 +4,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/agents/claude"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codexcli"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/copilot"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/cursor"
 )
 
@@ -13,6 +14,7 @@ func Default() *Registry {
 		claude.Agent{},
 		codexcli.Agent{},
 		codex.AppServer{},
+		copilot.Agent{},
 		cursor.Agent{},
 	)
 }
