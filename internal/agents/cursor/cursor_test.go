@@ -153,8 +153,8 @@ func TestSettingsFailClosed(t *testing.T) {
 		t.Fatalf("settings:\n%s\nfile %+v", s.Text, s.File)
 	}
 	for o, want := range map[*models.SettingsOptions]string{
-		{URL: "u", Command: "gatehouse", TokenEnv: "1BAD"}:                  "--token-env",
-		{URL: "u", Command: "my gatehouse"}:                                 "--command",
+		{URL: "u", Command: "gatehouse", TokenEnv: "1BAD"}: "--token-env",
+		{URL: "u", Command: "my gatehouse"}:                "--command",
 	} {
 		if _, err := (Agent{}).Settings(*o); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%+v: err %v, want %q", *o, err, want)
