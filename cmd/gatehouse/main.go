@@ -8,6 +8,7 @@
 //	gatehouse codex-settings    print a Codex config.toml hooks block (codex_settings.go)
 //	gatehouse audit verify      recompute the audit hash chain (audit.go)
 //	gatehouse hook claude|codex forward a command hook's payload to Gatehouse (hook.go)
+//	gatehouse acp -- <agent>    sit between an editor and an ACP agent (acp.go)
 package main
 
 import (
@@ -48,6 +49,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return runAudit(args, getenv, stdout, stderr)
 	case "hook":
 		return runHook(args, getenv, os.Stdin, stdout, stderr)
+	case "acp":
+		return runACP(args, getenv, os.Stdin, stdout, stderr)
 	case "setup":
 		return runSetup(args, getenv, stdout, stderr)
 	case "pending":
