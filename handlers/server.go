@@ -280,6 +280,7 @@ func New(d Deps) *echo.Echo {
 	pages.GET("/settings/notifications", s.showNotificationsPage)
 	pages.POST("/settings/notifications", s.postNotificationsPage)
 	pages.POST("/settings/notifications/devices", s.postDevice)
+	pages.POST("/settings/notifications/test", s.postTestNotification)
 	pages.POST("/settings/notifications/devices/:id/remove", s.postRemoveDevice)
 	return e
 }
