@@ -112,7 +112,7 @@ func newRootCmd(c *cli) *cobra.Command {
 	root.AddCommand(
 		newServeCmd(c), newMigrateCmd(c), newAuditCmd(c),
 		newSetupCmd(c), newHookCmd(c), newClaudeSettingsCmd(c), newCodexSettingsCmd(c),
-		newPendingCmd(c), newAnswerCmd(c, "accept"), newAnswerCmd(c, "decline"),
+		newPendingCmd(c), newAnswerCmd(c, "accept"), newAnswerCmd(c, "decline"), newWatchCmd(c),
 		newVersionCmd(c),
 	)
 	// cobra's own commands, worded like the others.
