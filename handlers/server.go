@@ -228,6 +228,7 @@ func New(d Deps) *echo.Echo {
 
 	v1.POST("/me/tokens", s.createToken)
 	v1.GET("/me/tokens", s.listTokens)
+	v1.GET("/me/stream", s.streamMine)
 	v1.DELETE("/me/tokens/:id", s.revokeToken)
 	v1.GET("/me/notifications", s.getNotificationSettings)
 	v1.PUT("/me/notifications", s.putNotificationSettings)

@@ -3,95 +3,83 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/acpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/agents"
 	"github.com/gatehouse-dev/gatehouse/internal/hookclient"
 )
 
-// runACP is `gatehouse acp [flags] -- <agent command…>`: it starts the ACP agent and
-// sits between it and the editor that started gatehouse (stdin/stdout), parking the
-// agent's permission requests at Gatehouse (internal/acpproxy). The agent's stderr is
-// passed through; gatehouse's own notes go to stderr too, never stdout.
-func runACP(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	dash := -1
-	for i, a := range args {
-		if a == "--" {
-			dash = i
-			break
-		}
+// newACPCmd is `gatehouse acp [flags] -- <agent command…>`: it starts the ACP agent
+// and sits between it and the editor that started gatehouse (stdin/stdout), parking
+// the agent's permission requests at Gatehouse (internal/acpproxy). The agent's stderr
+// is passed through; gatehouse's own notes go to stderr too, never stdout.
+func newACPCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "acp -- <agent command>",
+		Short:   "run an ACP agent for an editor, its permission requests parked here",
+		GroupID: groupAgents,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || cmd.ArgsLenAtDash() != 0 {
+				return usageErrorf("usage: gatehouse acp [--url URL] [--token-env NAME] [--fail-closed] -- <agent command> [args…]")
+			}
+			return nil
+		},
 	}
-	if dash < 0 || dash == len(args)-1 {
-		fmt.Fprintln(stderr, "usage: gatehouse acp [--url URL] [--token-env NAME] [--fail-closed] -- <agent command> [args…]")
-		return 2
-	}
-	fs := flag.NewFlagSet("gatehouse acp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	baseURL := fs.String("url", getenv("GATEHOUSE_URL"), "Gatehouse base URL (env GATEHOUSE_URL)")
-	token := fs.String("token", getenv("GATEHOUSE_TOKEN"), "API token sent as a bearer credential (env GATEHOUSE_TOKEN)")
-	tokenEnv := fs.String("token-env", "", "read the token from this environment variable instead")
+	fs := cmd.Flags()
+	flags := addClientFlags(fs, c.getenv, "")
 	failClosed := fs.Bool("fail-closed", false, "when Gatehouse gives no verdict, reject the request instead of letting the editor ask")
-	if err := fs.Parse(args[:dash]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		agent, ok := agents.Default().Lookup("acp")
+		if !ok {
+			return fmt.Errorf("this build has no ACP agent")
 		}
-		return 2
+		token := flags.bearer("gatehouse acp", c.getenv, c.stderr)
+		logf := func(format string, a ...any) { fmt.Fprintf(c.stderr, format+"\n", a...) }
+		forward := func(ctx context.Context, payload []byte) ([]byte, error) {
+			out := hookclient.Forward(ctx, hookclient.Options{Agent: agent, BaseURL: flags.url, Token: token, Logf: logf}, payload)
+			return out.Answer, out.Err
+		}
+		return exitCode(runAgent(cmd.Context(), args, acpproxy.Options{Forward: forward, FailClosed: *failClosed, Logf: logf}, c.stdin, c.stdout, c.stderr))
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "gatehouse acp: unexpected argument %q before --\n", fs.Arg(0))
-		return 2
+	return cmd
+}
+
+// runAgent starts argv as the agent and relays between it and the editor (stdin,
+// stdout) until it exits; its exit status is the result.
+func runAgent(ctx context.Context, argv []string, o acpproxy.Options, stdin io.Reader, stdout, stderr io.Writer) int {
+	agentCmd := exec.Command(argv[0], argv[1:]...)
+	agentCmd.Stderr = stderr
+	toAgent, err := agentCmd.StdinPipe()
+	var fromAgent io.ReadCloser
+	if err == nil {
+		fromAgent, err = agentCmd.StdoutPipe()
 	}
-	if *tokenEnv != "" {
-		*token = getenv(*tokenEnv)
+	if err == nil {
+		err = agentCmd.Start()
 	}
-	agent, ok := agents.Default().Lookup("acp")
-	if !ok {
-		fmt.Fprintln(stderr, "gatehouse acp: this build has no ACP agent")
+	if err != nil {
+		fmt.Fprintf(stderr, "gatehouse acp: starting %s: %v\n", argv[0], err)
 		return 1
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	argv := args[dash+1:]
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = stderr
-	toAgent, err := cmd.StdinPipe()
-	if err == nil {
-		var fromAgent io.ReadCloser
-		if fromAgent, err = cmd.StdoutPipe(); err == nil {
-			if err = cmd.Start(); err == nil {
-				logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
-				p := acpproxy.New(stdout, toAgent, acpproxy.Options{FailClosed: *failClosed, Logf: logf,
-					Forward: func(ctx context.Context, payload []byte) ([]byte, error) {
-						out := hookclient.Forward(ctx, hookclient.Options{Agent: agent, BaseURL: *baseURL,
-							Token: strings.TrimSpace(*token), Logf: logf}, payload)
-						return out.Answer, out.Err
-					}})
-				exited := make(chan struct{})
-				closeAgent := func() {
-					_ = toAgent.Close()
-					go stopAgent(cmd, exited)
-				}
-				if err := p.Run(ctx, stdin, fromAgent, closeAgent); err != nil {
-					logf("gatehouse acp: %v", err)
-				}
-				err := cmd.Wait()
-				close(exited)
-				return exitCode(err)
-			}
-		}
+	exited := make(chan struct{})
+	closeAgent := func() {
+		_ = toAgent.Close()
+		go stopAgent(agentCmd, exited)
 	}
-	fmt.Fprintf(stderr, "gatehouse acp: starting %s: %v\n", argv[0], err)
-	return 1
+	if err := acpproxy.New(stdout, toAgent, o).Run(ctx, stdin, fromAgent, closeAgent); err != nil {
+		o.Logf("gatehouse acp: %v", err)
+	}
+	err = agentCmd.Wait()
+	close(exited)
+	return agentStatus(err)
 }
 
 // agentGrace is how long an agent may take to exit once the editor is gone.
@@ -110,8 +98,8 @@ func stopAgent(cmd *exec.Cmd, exited <-chan struct{}) {
 	}
 }
 
-// exitCode is the agent's exit status as ours.
-func exitCode(err error) int {
+// agentStatus is the agent's exit status as ours.
+func agentStatus(err error) int {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
