@@ -25,6 +25,7 @@ build: ## build bin/gatehouse
 install: ## install gatehouse on the PATH (into $(go env GOBIN), else $(go env GOPATH)/bin)
 	$(GO) install ./cmd/gatehouse
 	@echo "installed $$(command -v gatehouse || echo "$$($(GO) env GOPATH)/bin/gatehouse (add $$($(GO) env GOPATH)/bin to your PATH)")"
+	@echo "shell completion: gatehouse completion bash|zsh|fish|powershell (see docs/cli.md)"
 
 .PHONY: generate
 generate: ## regenerate templ components (committed)
@@ -49,6 +50,7 @@ FUZZ_TARGETS := \
 	./internal/agents/codexcli:FuzzDecode \
 	./internal/agents/copilot:FuzzDecode \
 	./internal/agents/cursor:FuzzDecode \
+	./internal/agents/acp:FuzzDecode \
 	./internal/agents/gemini:FuzzDecode \
 	./internal/adapters/mcp:FuzzUntrustedInput \
 	./internal/prompt:FuzzSubmit \

@@ -18,11 +18,14 @@ require (
 	github.com/microcosm-cc/bluemonday v1.0.27
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/oauth2-proxy/mockoidc v0.0.0-20261103160011-e06ed0b7cb7f
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/pressly/goose/v3 v3.30.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sergi/go-diff v1.4.0
 	github.com/slack-go/slack v0.35.0
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/text v0.44.0
@@ -32,7 +35,7 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
-require github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+require github.com/inconshreveable/mousetrap v1.1.0 // indirect
 
 require (
 	github.com/SherClockHolmes/webpush-go v1.4.0

@@ -53,7 +53,8 @@ func (s *Server) inboxEvents(c echo.Context) error {
 			if err := access.Recheck(ctx); err != nil {
 				return err
 			}
-			return follow.Refresh(ctx)
+			_, err := follow.Refresh(ctx)
+			return err
 		}}
 	return pushFragments(ctx, sw, feed, "inbox", func() (views.InboxPage, error) { return s.inboxData(c) },
 		func(d views.InboxPage) templ.Component { return views.InboxList(d) })

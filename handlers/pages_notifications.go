@@ -115,6 +115,37 @@ func (s *Server) postNotificationsPage(c echo.Context) error {
 	return s.redirect(c, "/settings/notifications")
 }
 
+// postTestNotification sends one test message to every channel the person saved and
+// re-renders the page saying how it went on each (no redirect: the results are this
+// answer's). It creates no prompt.
+func (s *Server) postTestNotification(c echo.Context) error {
+	if err := s.checkCSRF(c); err != nil {
+		return err
+	}
+	svc, err := s.notifyService()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	results, err := svc.SendTest(ctx, userOf(c))
+	if err != nil {
+		return err
+	}
+	cur, err := svc.Settings(ctx, userOf(c))
+	if err != nil {
+		return err
+	}
+	d, err := s.notificationsData(c, svc, cur, cur)
+	if err != nil {
+		return err
+	}
+	d.Tested = true
+	for _, r := range results {
+		d.TestResults = append(d.TestResults, views.TestRow{Channel: r.Channel, Target: r.Target, Err: r.Err})
+	}
+	return s.render(c, http.StatusOK, views.Notifications(d))
+}
+
 // formField maps a settings field to the form field showing its error; errors about
 // the whole document show at the top.
 func formField(field string) string {

@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
 	"github.com/gatehouse-dev/gatehouse/internal/held"
+	"github.com/gatehouse-dev/gatehouse/internal/history"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
@@ -77,6 +78,8 @@ type Deps struct {
 	Park *park.Service
 	// Audit exports the audit trail (GET /v1/audit).
 	Audit *audit.Service
+	// History lists decided prompts (/history, GET /v1/history).
+	History *history.Service
 	// Tokens is personal API tokens (Authorization: Bearer, /v1/me/tokens,
 	// /settings/tokens); nil: every bearer token is refused.
 	Tokens *tokens.Service
@@ -110,6 +113,7 @@ type Server struct {
 	publicURL string
 	inbox     *inbox.Service
 	audit     *audit.Service
+	history   *history.Service
 	streams   *stream.Guard
 	cookies   *gsessions.CookieStore
 	md        *markdown.Renderer
@@ -136,7 +140,7 @@ type Server struct {
 func New(d Deps) *echo.Echo {
 	s := &Server{sessions: d.Sessions, elicit: d.Elicit, bus: d.Bus, ident: d.Ident, ping: d.Ping,
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
-		inbox: d.Inbox, audit: d.Audit, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
+		inbox: d.Inbox, audit: d.Audit, history: d.History, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
 		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, signIns: d.SignIns, notify: d.Notify, slack: d.Slack, held: d.Held,
 		park: d.Park, agents: agents.Default()}
 	s.onboard = &onboard.Service{Sessions: d.Sessions, Elicit: d.Elicit, Agents: s.agents}
@@ -214,6 +218,7 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/sessions/:sid/mcp", s.mcpOtherMethod)
 	v1.DELETE("/sessions/:sid/mcp", s.mcpDelete)
 	v1.GET("/audit", s.exportAudit)
+	v1.GET("/history", s.listHistory)
 	v1.GET("/audit/checkpoint", s.auditCheckpoint)
 
 	v1.POST("/rules", s.createRule)
@@ -223,6 +228,7 @@ func New(d Deps) *echo.Echo {
 
 	v1.POST("/me/tokens", s.createToken)
 	v1.GET("/me/tokens", s.listTokens)
+	v1.GET("/me/stream", s.streamMine)
 	v1.DELETE("/me/tokens/:id", s.revokeToken)
 	v1.GET("/me/notifications", s.getNotificationSettings)
 	v1.PUT("/me/notifications", s.putNotificationSettings)
@@ -262,6 +268,7 @@ func New(d Deps) *echo.Echo {
 	pages.POST("/inbox/test-prompt", s.sendTestPrompt)
 	pages.POST("/inbox/:sid/:eid", s.decideFromList)
 	pages.GET("/sessions", s.showSessionsPage)
+	pages.GET("/history", s.showHistoryPage)
 	pages.GET("/sessions/:sid", s.showSessionPage)
 	pages.GET("/sessions/:sid/events", s.sessionEvents)
 	pages.GET("/rules", s.showRulesPage)
@@ -274,6 +281,7 @@ func New(d Deps) *echo.Echo {
 	pages.GET("/settings/notifications", s.showNotificationsPage)
 	pages.POST("/settings/notifications", s.postNotificationsPage)
 	pages.POST("/settings/notifications/devices", s.postDevice)
+	pages.POST("/settings/notifications/test", s.postTestNotification)
 	pages.POST("/settings/notifications/devices/:id/remove", s.postRemoveDevice)
 	return e
 }

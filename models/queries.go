@@ -29,3 +29,30 @@ type RuleFilter struct {
 	Roots, Agents, Editors []string
 	AnyEditor              bool
 }
+
+// DecidedQuery selects decided prompts for the history, newest decision first. Every
+// set field must match.
+type DecidedQuery struct {
+	// RootIDs keeps prompts whose session belongs to one of these trees; nil means
+	// every tree, empty means none.
+	RootIDs []string
+	// Agent keeps prompts whose session runs under this agent, named by id or name.
+	Agent string
+	// Status keeps prompts that ended so (resolved, expired, abandoned); Action, with
+	// it, those resolved with this verdict action.
+	Status, Action string
+	// Risk keeps prompts rated at this level (params.risk.level).
+	Risk string
+	// Before, when set, keeps prompts decided before this position in the order
+	// (keyset paging).
+	Before *DecidedCursor
+	// Limit bounds the answer.
+	Limit int
+}
+
+// DecidedCursor is a position in the history's order: a decision time and the id that
+// breaks ties between prompts decided in the same instant.
+type DecidedCursor struct {
+	At time.Time
+	ID string
+}

@@ -365,10 +365,10 @@
   if (document.readyState !== "loading") localize(document);
 })();
 
-// Scrollable regions (a long command, a plan, a card's preview) take keyboard focus,
+// Scrollable regions (a long command, a plan, a diff) take keyboard focus,
 // so a keyboard user can scroll them too (WCAG 2.1.1; axe's scrollable-region-focusable).
 (function () {
-  var sel = "pre, .markdown, .card-preview, .diff-file, [data-change]";
+  var sel = "pre:not(.card-preview), .markdown, .diff-file, [data-change]";
   function focusable(root) {
     var els = (root && root.querySelectorAll ? root : document).querySelectorAll(sel);
     for (var i = 0; i < els.length; i++) {

@@ -72,9 +72,9 @@ func (tb *tab) fits(page string, buttons bool) {
 
 // TestBrowserEveryPageAccessibleAndFits opens every page (the inbox empty and full,
 // the approval page of each tool kind, rules, tokens, notification settings, a
-// session, the error page) at phone and desktop size: axe-core finds no serious or
-// critical violation, nothing scrolls sideways, and on the approval pages the
-// decision buttons are on the first screen.
+// session, the sessions list, the history, the error page) at phone and desktop
+// size: axe-core finds no serious or critical violation, nothing scrolls sideways,
+// and on the approval pages the decision buttons are on the first screen.
 func TestBrowserEveryPageAccessibleAndFits(t *testing.T) {
 	srv, c := startServer(t)
 	axe := axeSource(t)
@@ -112,13 +112,21 @@ func TestBrowserEveryPageAccessibleAndFits(t *testing.T) {
 		{"plan", "ExitPlanMode", map[string]any{"plan": "## Fix double billing\n\n" + strings.Repeat("1. A step of the plan that takes a line\n", 40)}},
 	}
 	paths := map[string]string{}
+	eids := map[string]string{}
 	for _, k := range kinds {
 		_, eid, _ := c.ParkClaude(t, sid, root, k.tool, k.input)
 		paths[k.kind] = "/approve/" + sid + "/" + eid
+		eids[k.kind] = eid
 	}
 	check("full inbox", "/inbox", false)
 	for _, k := range kinds {
 		check("approve "+k.kind, paths[k.kind], true)
+	}
+	// Decided prompts for the history: its longest summary and a risk badge.
+	for kind, action := range map[string]string{"shell": "decline", "fetch": "accept"} {
+		if r := c.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eids[kind]+"/resolve", map[string]any{"action": action}); r.Status != http.StatusAccepted {
+			t.Fatalf("resolve %s: %d %s", kind, r.Status, r.Body)
+		}
 	}
 	for _, body := range []map[string]any{
 		{"effect": "deny", "tool": "Bash", "expires_in": "23h", "scope": map[string]any{"kind": "session", "value": sid},
@@ -135,6 +143,7 @@ func TestBrowserEveryPageAccessibleAndFits(t *testing.T) {
 		"notifications": "/settings/notifications",
 		"session":       "/sessions/" + root,
 		"sessions":      "/sessions",
+		"history":       "/history",
 		"error page":    "/no/such/page",
 	} {
 		check(page, path, false)

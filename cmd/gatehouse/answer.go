@@ -3,111 +3,100 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gatehouse-dev/gatehouse/internal/apiclient"
 )
 
-// clientFlags are the flags every command that talks to a server takes: --url and
-// --token (GATEHOUSE_URL, GATEHOUSE_TOKEN).
-func clientFlags(fs *flag.FlagSet, getenv func(string) string) (base, token *string) {
-	base = fs.String("url", firstSet(getenv, defaultURL, "GATEHOUSE_URL"), "the Gatehouse server (env `GATEHOUSE_URL`)")
-	token = fs.String("token", getenv("GATEHOUSE_TOKEN"), "an API `token` from /settings/tokens (env GATEHOUSE_TOKEN)")
-	return base, token
-}
-
-func newClient(base, token string) *apiclient.Client {
-	return &apiclient.Client{Base: strings.TrimRight(strings.TrimSpace(base), "/"), Token: strings.TrimSpace(token)}
-}
-
-// runPending is `gatehouse pending`: the requests waiting for the caller, one a line.
-func runPending(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gatehouse pending", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	base, token := clientFlags(fs, getenv)
-	if err := fs.Parse(args); err != nil {
-		return exitFlag(err)
+// newPendingCmd is `gatehouse pending`: the requests waiting for the caller, one a line.
+func newPendingCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "pending",
+		Short:   "list the requests waiting for you",
+		GroupID: groupTerminal,
+		Args:    noArgs,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	list, err := newClient(*base, *token).Pending(ctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "gatehouse pending:", err)
-		return 1
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(stdout, "Nothing is waiting for you.")
-		return 0
-	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tRISK\tSESSION\tREQUEST")
-	for _, p := range list {
-		risk := p.Risk
-		if risk == "" {
-			risk = "-"
+	flags := addClientFlags(cmd.Flags(), c.getenv, defaultURL)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+		defer cancel()
+		list, err := flags.client("gatehouse pending", c.getenv, c.stderr).Pending(ctx)
+		if err != nil {
+			return &exitError{code: 1, msg: "gatehouse pending: " + err.Error()}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.ID, risk, oneLine(p.Session, 30), oneLine(p.Message, 80))
+		if len(list) == 0 {
+			fmt.Fprintln(c.stdout, "Nothing is waiting for you.")
+			return nil
+		}
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tRISK\tSESSION\tREQUEST")
+		for _, p := range list {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.ID, orDash(p.Risk), oneLine(p.Session, 30), oneLine(p.Message, 80))
+		}
+		return w.Flush()
 	}
-	w.Flush()
-	return 0
+	return cmd
 }
 
-// runAnswer is `gatehouse approve|reject ID [--reason R]`.
-func runAnswer(action string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	name := "approve"
+// newAnswerCmd is `gatehouse approve ID` (action accept) or `gatehouse reject ID
+// [--reason R]` (action decline).
+func newAnswerCmd(c *cli, action string) *cobra.Command {
+	name, short, verb := "approve", "approve a request", "Approved"
 	if action == "decline" {
-		name = "reject"
+		name, short, verb = "reject", "reject a request (--reason R tells the agent why)", "Rejected"
 	}
-	fs := flag.NewFlagSet("gatehouse "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	base, token := clientFlags(fs, getenv)
-	reason := fs.String("reason", "", "why, sent to the agent (with reject)")
-	id, rest := "", args
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		id, rest = args[0], args[1:]
+	cmd := &cobra.Command{
+		Use:     name + " ID",
+		Short:   short,
+		Long:    short + ". ID is a pending request's id, or enough of its start to name one (gatehouse pending lists them).",
+		GroupID: groupTerminal,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("usage: gatehouse %s ID [--reason R]  (gatehouse pending lists the ids)", name)
+			}
+			return nil
+		},
 	}
-	if err := fs.Parse(rest); err != nil {
-		return exitFlag(err)
+	flags := addClientFlags(cmd.Flags(), c.getenv, defaultURL)
+	reason := cmd.Flags().String("reason", "", "why, sent to the agent (with reject)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		fail := func(format string, a ...any) error {
+			return &exitError{code: 1, msg: fmt.Sprintf("gatehouse "+name+": "+format, a...)}
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+		defer cancel()
+		cl := flags.client("gatehouse "+name, c.getenv, c.stderr)
+		p, err := cl.Find(ctx, args[0])
+		if err != nil {
+			return fail("%v", err)
+		}
+		outcome, by, err := cl.Resolve(ctx, p.SessionID, p.ID, action, strings.TrimSpace(*reason))
+		var apiErr *apiclient.Error
+		switch {
+		case errors.As(err, &apiErr):
+			return fail("%v", apiErr)
+		case err != nil:
+			return fail("%v", err)
+		case outcome == "already_resolved":
+			return fail("%s was already decided by %s", p.ID, by)
+		}
+		fmt.Fprintf(c.stdout, "%s %s: %s\n", verb, p.ID, oneLine(p.Message, 80))
+		return nil
 	}
-	if id == "" && fs.NArg() == 1 {
-		id = fs.Arg(0)
+	return cmd
+}
+
+// orDash is s, or "-" for nothing.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
 	}
-	if id == "" || fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "usage: gatehouse %s ID [--reason R]  (gatehouse pending lists the ids)\n", name)
-		return 2
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := newClient(*base, *token)
-	p, err := c.Find(ctx, id)
-	if err != nil {
-		fmt.Fprintf(stderr, "gatehouse %s: %v\n", name, err)
-		return 1
-	}
-	outcome, by, err := c.Resolve(ctx, p.SessionID, p.ID, action, strings.TrimSpace(*reason))
-	var apiErr *apiclient.Error
-	switch {
-	case errors.As(err, &apiErr):
-		fmt.Fprintf(stderr, "gatehouse %s: %v\n", name, apiErr)
-		return 1
-	case err != nil:
-		fmt.Fprintf(stderr, "gatehouse %s: %v\n", name, err)
-		return 1
-	case outcome == "already_resolved":
-		fmt.Fprintf(stderr, "gatehouse %s: %s was already decided by %s\n", name, p.ID, by)
-		return 1
-	}
-	verb := "Approved"
-	if action == "decline" {
-		verb = "Rejected"
-	}
-	fmt.Fprintf(stdout, "%s %s: %s\n", verb, p.ID, oneLine(p.Message, 80))
-	return 0
+	return s
 }
 
 // oneLine shows s on one line of at most n characters.
@@ -117,11 +106,4 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-func exitFlag(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	return 2
 }

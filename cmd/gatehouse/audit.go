@@ -4,13 +4,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
@@ -26,48 +25,59 @@ const (
 // auditUsage is the subcommand's synopsis.
 const auditUsage = "usage: gatehouse audit verify [--database-url URL] [--head [SEQ:]HASH]... [--checkpoint FILE]... [--checkpoint-key KEY | --session-secret SECRET]"
 
-// runAudit is `gatehouse audit verify`: it recomputes the whole hash chain from the
-// stored rows (read-only) and exits 0 when it holds, 1 naming the first row that does
-// not match — or the head or checkpoint kept outside the database that the chain no
-// longer reaches (cut short or rewritten) — and 2 when it could not check (bad usage,
-// no database, an unreadable checkpoint file, no key to check checkpoints with).
-func runAudit(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, auditUsage)
-		return exitCannotCheck
+// newAuditCmd is `gatehouse audit`, whose one check is verify.
+func newAuditCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "audit verify",
+		Short:   "recompute the audit hash chain",
+		GroupID: groupServer,
+		Args:    cobra.ArbitraryArgs,
+		RunE:    func(*cobra.Command, []string) error { return usageErrorf("%s", auditUsage) },
 	}
-	fs := flag.NewFlagSet("gatehouse audit verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	def := getenv("GATEHOUSE_DATABASE_URL")
-	if def == "" {
-		def = "sqlite://./data/gatehouse.db"
+	cmd.AddCommand(newAuditVerifyCmd(c))
+	return cmd
+}
+
+// newAuditVerifyCmd is `gatehouse audit verify`: it recomputes the whole hash chain
+// from the stored rows (read-only) and exits 0 when it holds, 1 naming the first row
+// that does not match — or the head or checkpoint kept outside the database that the
+// chain no longer reaches (cut short or rewritten) — and 2 when it could not check
+// (bad usage, no database, an unreadable checkpoint file, no key to check checkpoints
+// with).
+func newAuditVerifyCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "recompute the audit hash chain and report the first broken link",
+		Args:  noArgs,
 	}
-	dbURL := fs.String("database-url", def, "sqlite://PATH or postgres://… (env GATEHOUSE_DATABASE_URL)")
-	var anchors []audit.Anchor
-	fs.Func("head", "a head recorded earlier, HASH or SEQ:HASH: the chain must still reach it (repeatable)", func(v string) error {
-		a, err := audit.ParseHead(v)
-		anchors = append(anchors, a)
-		return err
-	})
-	var files []string
-	fs.Func("checkpoint", "a file of signed daily checkpoints (JSON lines, --audit-checkpoint-file): the chain must still reach each (repeatable)", func(v string) error {
-		files = append(files, v)
-		return nil
-	})
+	fs := cmd.Flags()
+	dbURL := fs.String("database-url", firstSet(c.getenv, "sqlite://./data/gatehouse.db", "GATEHOUSE_DATABASE_URL"), "sqlite://PATH or postgres://… (env GATEHOUSE_DATABASE_URL)")
+	heads := fs.StringArray("head", nil, "a head recorded earlier, HASH or SEQ:HASH: the chain must still reach it (repeatable)")
+	files := fs.StringArray("checkpoint", nil, "a file of signed daily checkpoints (JSON lines, --audit-checkpoint-file): the chain must still reach each (repeatable)")
 	keyHex := fs.String("checkpoint-key", "", "the Ed25519 public key checkpoints are signed with (hex; the server logs it at start)")
-	secret := fs.String("session-secret", getenv("GATEHOUSE_SESSION_SECRET"), "the server's --session-secret, to derive the checkpoint key from instead (env GATEHOUSE_SESSION_SECRET)")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitChainHolds
+	secret := fs.String("session-secret", "", "the server's --session-secret, to derive the checkpoint key from instead (env GATEHOUSE_SESSION_SECRET)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *secret == "" {
+			*secret = c.getenv("GATEHOUSE_SESSION_SECRET") // not a flag default: help would show it
 		}
-		return exitCannotCheck
+		var anchors []audit.Anchor
+		for _, h := range *heads {
+			a, err := audit.ParseHead(h)
+			if err != nil {
+				return usageErrorf("gatehouse audit verify: --head %s: %v", h, err)
+			}
+			anchors = append(anchors, a)
+		}
+		return exitCode(verifyAudit(cmd.Context(), *dbURL, anchors, *files, *keyHex, *secret, c.stdout, c.stderr))
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "gatehouse audit verify: unexpected argument %q\n", fs.Arg(0))
-		return exitCannotCheck
-	}
+	return cmd
+}
+
+// verifyAudit checks the chain in the database at dbURL against anchors and the
+// checkpoint files, and returns the exit code.
+func verifyAudit(ctx context.Context, dbURL string, anchors []audit.Anchor, files []string, keyHex, secret string, stdout, stderr io.Writer) int {
 	if len(files) > 0 {
-		pub, err := checkpointKey(*keyHex, *secret)
+		pub, err := checkpointKey(keyHex, secret)
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse audit verify:", err)
 			return exitCannotCheck
@@ -80,16 +90,14 @@ func runAudit(args []string, getenv func(string) string, stdout, stderr io.Write
 			anchors = append(anchors, more...)
 		}
 	}
-	if path, ok := strings.CutPrefix(*dbURL, "sqlite://"); ok {
+	if path, ok := strings.CutPrefix(dbURL, "sqlite://"); ok {
 		// Verifying must not create an empty database where the real one was expected.
 		if _, err := os.Stat(path); err != nil {
 			fmt.Fprintln(stderr, "gatehouse audit verify:", err)
 			return exitCannotCheck
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	st, err := store.Open(*dbURL)
+	st, err := store.Open(dbURL)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse audit verify:", err)
 		return exitCannotCheck

@@ -63,7 +63,7 @@ func TestCommandLineErrorsExit2(t *testing.T) {
 		want string
 	}{
 		{"unknown command", nil, []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"unknown flag", nil, []string{"serve", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{"unknown flag", nil, []string{"serve", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{"bad auth flag", nil, []string{"serve", "--database-url", db, "--auth", "bogus"}, `--auth: want none, header or oidc, got "bogus"`},
 		{"bad duration", nil, []string{"serve", "--database-url", db, "--elicitation-timeout", "soon"}, `--elicitation-timeout: want a positive duration`},
 		{"bad log format on migrate", nil, []string{"migrate", "--database-url", db, "--log-format", "xml"}, `--log-format: want text or json, got "xml"`},
@@ -87,15 +87,15 @@ func TestCommandLineErrorsExit2(t *testing.T) {
 }
 
 // TestHelpListsFlagsWithEnvTwins: `gatehouse serve -h` exits 0 and names every flag's
-// environment twin.
+// environment twin, with its type.
 func TestHelpListsFlagsWithEnvTwins(t *testing.T) {
-	code, _, stderr := runCmd(t, childEnv(), "serve", "-h")
+	code, stdout, stderr := runCmd(t, childEnv(), "serve", "-h")
 	if code != 0 {
 		t.Fatalf("serve -h exit %d:\n%s", code, stderr)
 	}
-	for _, want := range []string{"-addr", "GATEHOUSE_ADDR", "-database-url", "GATEHOUSE_DATABASE_URL", "-elicitation-timeout"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("usage lacks %q:\n%s", want, stderr)
+	for _, want := range []string{"--addr string", "GATEHOUSE_ADDR", "--database-url string", "GATEHOUSE_DATABASE_URL", "--elicitation-timeout duration"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("usage lacks %q:\n%s", want, stdout)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise the
@@ -52,29 +54,15 @@ func versionLine() string {
 	return fmt.Sprintf("gatehouse %s (%s)", v, strings.Join(extra, ", "))
 }
 
-// usage lists the subcommands (`gatehouse help`, `gatehouse --help`).
-const usage = `Gatehouse: a person approves what an AI coding agent does.
-
-Usage:
-  gatehouse [command] [flags]
-
-Server:
-  serve             run the server (the default command; gatehouse serve -h lists its flags)
-  migrate           apply the database migrations and exit
-  audit verify      recompute the audit hash chain
-
-Agents:
-  setup <agent>     print an agent's hook settings for this server, or --install them
-  hook <agent>      forward an agent's command hook to Gatehouse (run by the agent)
-
-Deciding from a terminal (--url/GATEHOUSE_URL, --token/GATEHOUSE_TOKEN):
-  pending           list the requests waiting for you
-  approve ID        approve a request
-  reject ID         reject a request (--reason R tells the agent why)
-
-Other:
-  version           print the version and commit
-  help              show this help
-
-Run "gatehouse <command> -h" for a command's flags. Docs: docs/cli.md.
-`
+// newVersionCmd is `gatehouse version` (and `gatehouse --version`).
+func newVersionCmd(c *cli) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "print the version and commit",
+		GroupID: groupOther,
+		Args:    noArgs,
+		Run: func(*cobra.Command, []string) {
+			fmt.Fprintln(c.stdout, versionLine())
+		},
+	}
+}

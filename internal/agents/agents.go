@@ -40,8 +40,9 @@ type Agent interface {
 }
 
 // Bridged is implemented by an agent whose requests reach Gatehouse through a bridge
-// that posts them to a session route (the Codex app-server), not from a hook command:
-// they name no session of their own, so `gatehouse hook` does not forward them.
+// rather than a hook command — the Codex app-server's, which posts to a session route,
+// or `gatehouse acp`, which sits between an editor and an ACP agent — so `gatehouse
+// hook` does not forward them and there is no hook to install.
 type Bridged interface {
 	Agent
 	// Bridged marks the agent; it does nothing.

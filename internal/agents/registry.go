@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"github.com/gatehouse-dev/gatehouse/internal/agents/acp"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/claude"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codex"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codexcli"
@@ -17,6 +18,7 @@ func Default() *Registry {
 		codex.AppServer{},
 		copilot.Agent{},
 		cursor.Agent{},
+		acp.Agent{},
 		gemini.Agent{},
 	)
 }

@@ -12,8 +12,8 @@ import (
 
 // TestSettings: every agent either installs hooks that reach its own route
 // (/v1/hooks/<name>, or `gatehouse hook <name>`) with a timeout above the server's
-// wait, or says explicitly that it installs none — the Codex app-server, whose
-// requests come through its bridge.
+// wait, or says explicitly that it installs none — the Codex app-server and ACP
+// agents, whose requests come through a bridge.
 func TestSettings(t *testing.T) {
 	o := models.SettingsOptions{URL: "https://gh.example.com", Auth: "none", Command: "gatehouse",
 		Wait: time.Hour, Events: []string{"PermissionRequest"}}
@@ -32,8 +32,8 @@ func TestSettings(t *testing.T) {
 			t.Errorf("%s: snippet does not run its hook with a timeout of 3630 s:\n%s", a.Name(), s.Text)
 		}
 	}
-	if len(none) != 1 || !none["codex-app-server"] {
-		t.Errorf("agents installing nothing: %v, want only codex-app-server", none)
+	if len(none) != 2 || !none["codex-app-server"] || !none["acp"] {
+		t.Errorf("agents installing nothing: %v, want only the bridged codex-app-server and acp", none)
 	}
 	// `gatehouse hook <agent>` forwards for exactly the agents whose snippet runs it.
 	for _, a := range agents.Default().All() {

@@ -29,8 +29,9 @@ type Client struct {
 type Pending struct {
 	SessionID, ID string
 	Session       string // the session's title
-	Message       string
+	Message       string // what it asks: the command, else the tool call, else the message
 	Risk          string // the risk level ("" when the server rates none)
+	Agent         string // who asks: the agent's vendor, e.g. Claude Code ("" when unknown)
 }
 
 // Pending lists every prompt waiting in the sessions the caller can see, oldest first.
@@ -73,15 +74,29 @@ func (c *Client) Pending(ctx context.Context) ([]Pending, error) {
 			if t, ok := p.Params["target_session_id"].(string); ok && t != "" {
 				owner = t
 			}
-			msg, _ := p.Params["message"].(string)
-			if cmd := command(p.Params); cmd != "" {
-				msg = cmd
-			}
-			out = append(out, Pending{SessionID: owner, ID: p.ID, Session: s.Title, Message: msg, Risk: p.Risk.Level})
+			out = append(out, Pending{SessionID: owner, ID: p.ID, Session: s.Title, Message: summary(p.Params),
+				Risk: p.Risk.Level, Agent: str(p.Params["vendor"])})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// summary is what a prompt asks, on one line's worth: the shell command it would run,
+// else its content preview (the tool and its input), else its message.
+func summary(params map[string]any) string {
+	if cmd := command(params); cmd != "" {
+		return cmd
+	}
+	if p := str(params["content_preview"]); p != "" {
+		return p
+	}
+	return str(params["message"])
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
 }
 
 // command is the shell command a prompt asks to run, when it is one.
@@ -178,16 +193,12 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return errorOf(resp)
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
 		return err
-	}
-	if resp.StatusCode >= 300 {
-		var env struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		_ = json.Unmarshal(raw, &env)
-		return &Error{Status: resp.StatusCode, Code: env.Error.Code, Message: env.Error.Message}
 	}
 	if out == nil {
 		return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
 	"github.com/gatehouse-dev/gatehouse/internal/held"
+	"github.com/gatehouse-dev/gatehouse/internal/history"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpproxy/upstream"
@@ -231,6 +232,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Rules:           ruleBook,
 		Park:            parks,
 		Audit:           audit.New(st, access),
+		History:         history.New(st, access),
 		Tokens:          apiTokens,
 		OIDC:            signIn,
 		SignIns:         signIns,

@@ -4,7 +4,6 @@
 package config
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Config is every runtime setting.
@@ -150,25 +151,48 @@ var settings = []setting{
 
 // Load parses args (without the program and subcommand names) over the environment.
 func Load(name string, args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	vals := map[string]*string{}
-	for _, s := range settings {
-		def := s.def
-		if v := getenv(s.env); v != "" {
-			def = v
-		}
-		v := &stringFlag{s: def, isBool: s.def == "false"}
-		fs.Var(v, s.flag, s.usage+" (env "+s.env+")")
-		vals[s.flag] = &v.s
-	}
+	f := AddFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	get := func(k string) string { return strings.TrimSpace(*vals[k]) }
+	return f.Config()
+}
+
+// Flags are the settings registered on a command's flag set, each defaulting to its
+// environment twin when that is set; Config reads them once the flags are parsed.
+type Flags struct {
+	vals map[string]*settingValue
+}
+
+// AddFlags registers every setting on fs. A setting's default is its environment
+// twin's value when set, so a flag given on the command line wins over the
+// environment, which wins over the built-in default.
+func AddFlags(fs *pflag.FlagSet, getenv func(string) string) *Flags {
+	f := &Flags{vals: map[string]*settingValue{}}
+	for _, s := range settings {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		v := &settingValue{s: def, kind: kindOf(s.def)}
+		fl := fs.VarPF(v, s.flag, "", s.usage+" (env "+s.env+")")
+		if v.kind == "bool" {
+			fl.NoOptDefVal = "true" // --notify-allow-private alone turns it on
+		}
+		f.vals[s.flag] = v
+	}
+	return f
+}
+
+// Config validates the parsed settings into a Config.
+func (f *Flags) Config() (*Config, error) {
+	vals := f.vals
+	get := func(k string) string { return strings.TrimSpace(vals[k].s) }
 	c := &Config{
 		Addr: get("addr"), PprofAddr: get("pprof-addr"), MetricsAddr: get("metrics-addr"), MetricsToken: get("metrics-token"), DatabaseURL: get("database-url"), Auth: get("auth"), AuthHeader: get("auth-header"),
 		ElicitationMode: get("elicitation-mode"), PublicURL: strings.TrimRight(get("public-url"), "/"),
@@ -226,17 +250,32 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	return c, nil
 }
 
-// stringFlag is a flag kept as text (parsed after all flags are read, so every setting
-// is validated the same way whether it came from a flag or the environment). A
-// boolean setting may be given bare (--notify-allow-private) like any Go bool flag.
-type stringFlag struct {
-	s      string
-	isBool bool
+// settingValue is a setting kept as text: it is parsed after all flags are read, so
+// every setting is validated the same way whether it came from a flag or the
+// environment (and a valid flag wins over an invalid environment value). kind is the
+// type the help shows (string, duration, int or bool).
+type settingValue struct {
+	s, kind string
 }
 
-func (f *stringFlag) String() string     { return f.s }
-func (f *stringFlag) Set(v string) error { f.s = v; return nil }
-func (f *stringFlag) IsBoolFlag() bool   { return f.isBool }
+func (v *settingValue) String() string     { return v.s }
+func (v *settingValue) Set(s string) error { v.s = s; return nil }
+func (v *settingValue) Type() string       { return v.kind }
+
+// kindOf is the type of a setting as its built-in default shows it: true or false is a
+// bool, a number an int, a Go duration (24h, 30s) a duration, anything else a string.
+func kindOf(def string) string {
+	if def == "true" || def == "false" {
+		return "bool"
+	}
+	if _, err := strconv.Atoi(def); err == nil {
+		return "int"
+	}
+	if _, err := time.ParseDuration(def); err == nil {
+		return "duration"
+	}
+	return "string"
+}
 
 // list splits a comma list, dropping blanks.
 func list(s string) []string {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func env(kv map[string]string) func(string) string {
@@ -285,5 +287,25 @@ func TestLogLevel(t *testing.T) {
 		if err != nil || cfg.LogLevel != c.want {
 			t.Errorf("%v env %q: level %v (%v), want %v", c.args, c.env, cfg.LogLevel, err, c.want)
 		}
+	}
+}
+
+// TestHelpShowsEachSettingsType: the flag help names each setting's type (string,
+// duration, int; nothing for a bool), never pflag's "value" placeholder, and keeps the
+// environment twin beside it.
+func TestHelpShowsEachSettingsType(t *testing.T) {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	AddFlags(fs, env(nil))
+	help := fs.FlagUsages()
+	for _, want := range []string{
+		"--addr string", "--elicitation-timeout duration", "--notify-attempts int", "--max-body-bytes int",
+		"--oidc-accept-missing-email-verified ", "(env GATEHOUSE_ELICITATION_TIMEOUT)",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q:\n%s", want, help)
+		}
+	}
+	if strings.Contains(help, " value ") || strings.Contains(help, "-verified bool") {
+		t.Errorf("help shows a placeholder type:\n%s", help)
 	}
 }

@@ -20,8 +20,9 @@ type Subscriber interface {
 // trees those are changes only with the person's grants; call Refresh when they change.
 type Follower struct {
 	*stream.Subscription
-	svc  *Service
-	user string
+	svc   *Service
+	user  string
+	roots map[string]bool
 }
 
 // Follow subscribes to the events of the trees user's inbox lists. Cancel the
@@ -31,16 +32,38 @@ func (s *Service) Follow(ctx context.Context, user string, bus Subscriber, buffe
 	if err != nil {
 		return nil, err
 	}
-	return &Follower{Subscription: bus.SubscribeMany(roots, buffer), svc: s, user: user}, nil
+	return &Follower{Subscription: bus.SubscribeMany(roots, buffer), svc: s, user: user, roots: setOf(roots)}, nil
 }
 
 // Refresh re-reads which trees the inbox lists and moves the subscription onto them,
-// keeping its channel (nothing published on a tree still listed is missed).
-func (f *Follower) Refresh(ctx context.Context) error {
+// keeping its channel (nothing published on a tree still listed is missed). It returns
+// the trees it added: what was published on them before now was not received, so a
+// follower that must miss nothing reads their pending prompts after Refresh.
+func (f *Follower) Refresh(ctx context.Context) (added []string, err error) {
 	roots, err := f.svc.Roots(ctx, f.user)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f.Retarget(roots)
-	return nil
+	for _, r := range roots {
+		if !f.roots[r] {
+			added = append(added, r)
+		}
+	}
+	f.roots = setOf(roots)
+	return added, nil
+}
+
+// Follows reports whether the tree rooted at root is one the follower listens on now.
+// A delivery from a tree dropped by the last Refresh (a grant removed) may still be
+// queued on C: check it before passing an event on. Call it from the goroutine that
+// calls Refresh.
+func (f *Follower) Follows(root string) bool { return f.roots[root] }
+
+func setOf(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
 }

@@ -26,6 +26,9 @@ const (
 	// that showed the question shows the answer (Slack updates its message in place,
 	// Web Push replaces the notification with the same tag).
 	KindResolved = "resolved"
+	// KindTest is the message of the settings page's test button: it names no prompt
+	// and carries no action links, so it decides nothing.
+	KindTest = "test"
 )
 
 // Message is one notification for one person on one channel: everything a Channel

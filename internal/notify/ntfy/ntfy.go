@@ -187,6 +187,10 @@ func PublishFor(m *notify.Message, topic string) (*Publish, error) {
 				Action{Action: "http", Label: "Reject", URL: m.DeclineURL, Method: http.MethodPost, Clear: true},
 			)
 		}
+	case notify.KindTest:
+		p.Title = oneLine(s.Title)
+		p.Message = s.Detail
+		p.Tags = []string{"white_check_mark", "gatehouse"}
 	case notify.KindResolved:
 		o := m.Outcome
 		if o == nil {

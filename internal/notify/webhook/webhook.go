@@ -25,11 +25,15 @@ import (
 )
 
 // Event types: the only two SPEC §11 names. A reminder is sent as TypeCreated again (see
-// Channel.Send), so receivers need to know no third type.
+// Channel.Send), and so is the settings page's test (OriginTest), so receivers need
+// to know no third type.
 const (
 	TypeCreated  = "elicitation.created"
 	TypeResolved = "elicitation.resolved"
 )
+
+// OriginTest is the origin of the settings page's test event (no session, no prompt).
+const OriginTest = "test"
 
 // UserAgent names Gatehouse to receivers (and in their access logs).
 const UserAgent = "Gatehouse-Webhooks/1"
@@ -103,6 +107,11 @@ func EventFor(m *notify.Message, now time.Time) (*Event, error) {
 	switch m.Kind {
 	case notify.KindCreated, notify.KindReminder:
 		ev.Type = TypeCreated
+	case notify.KindTest:
+		// The settings page's test: the created event's shape, so a receiver that
+		// takes real events takes it, with no ids and origin "test" to tell it apart.
+		ev.Type = TypeCreated
+		ev.Data.Origin = OriginTest
 	case notify.KindResolved:
 		if m.Outcome == nil {
 			return nil, errors.New("webhook: resolved message without an outcome")
