@@ -51,6 +51,7 @@ FUZZ_TARGETS := \
 	./internal/agents/copilot:FuzzDecode \
 	./internal/agents/cursor:FuzzDecode \
 	./internal/agents/acp:FuzzDecode \
+	./internal/agents/gemini:FuzzDecode \
 	./internal/adapters/mcp:FuzzUntrustedInput \
 	./internal/prompt:FuzzSubmit \
 	./internal/shell:FuzzParse \

@@ -75,15 +75,22 @@ const (
 
 // SettingsFile is where an agent reads its settings: Dir under the person's home, or
 // the directory the environment variable DirEnv names when it is set (Claude Code's
-// CLAUDE_CONFIG_DIR, the Codex CLI's CODEX_HOME), then Name in it.
+// CLAUDE_CONFIG_DIR, the Codex CLI's CODEX_HOME), then Name in it. HomeEnv, when set,
+// names a variable that stands in for the home itself (the Gemini CLI's
+// GEMINI_CLI_HOME, under which it still reads .gemini/).
 type SettingsFile struct {
-	Dir, DirEnv, Name string
-	Format            SettingsFormat
+	Dir, DirEnv, HomeEnv, Name string
+	Format                     SettingsFormat
 }
 
 // Path is the settings file's path for a person whose home is home, reading the
 // environment through getenv.
 func (f SettingsFile) Path(home string, getenv func(string) string) string {
+	if f.HomeEnv != "" {
+		if h := getenv(f.HomeEnv); h != "" {
+			home = h
+		}
+	}
 	dir := filepath.Join(home, f.Dir)
 	if f.DirEnv != "" {
 		if d := getenv(f.DirEnv); d != "" {

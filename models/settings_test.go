@@ -22,3 +22,20 @@ func TestHookTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsFilePath: the home, a directory variable replacing Dir, and a home
+// variable standing in for the home (Dir still under it).
+func TestSettingsFilePath(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	f := SettingsFile{Dir: ".gemini", HomeEnv: "GEMINI_CLI_HOME", Name: "settings.json"}
+	if got := f.Path("/home/u", env(nil)); got != "/home/u/.gemini/settings.json" {
+		t.Errorf("no variable: %s", got)
+	}
+	if got := f.Path("/home/u", env(map[string]string{"GEMINI_CLI_HOME": "/g"})); got != "/g/.gemini/settings.json" {
+		t.Errorf("GEMINI_CLI_HOME: %s", got)
+	}
+	c := SettingsFile{Dir: ".codex", DirEnv: "CODEX_HOME", Name: "config.toml"}
+	if got := c.Path("/home/u", env(map[string]string{"CODEX_HOME": "/c"})); got != "/c/config.toml" {
+		t.Errorf("CODEX_HOME: %s", got)
+	}
+}

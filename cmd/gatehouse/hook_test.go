@@ -437,7 +437,7 @@ func TestHookBadInput(t *testing.T) {
 	if code != 2 || stdout != "" || !strings.Contains(stderr, "fails closed") {
 		t.Errorf("bad payload, fail closed: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	for _, args := range [][]string{{}, {"gemini"}, {"claude", "--nope"}, {"claude", "extra"}} {
+	for _, args := range [][]string{{}, {"nosuchagent"}, {"claude", "--nope"}, {"claude", "extra"}} {
 		if code, _, stderr := startHook(t, nil, []byte("{}"), args...).wait(t, 20*time.Second); code != 2 || stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q; want 2 with a message", args, code, stderr)
 		}

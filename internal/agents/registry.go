@@ -7,6 +7,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codexcli"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/copilot"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/cursor"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/gemini"
 )
 
 // Default is every agent Gatehouse knows, one line each.
@@ -18,5 +19,6 @@ func Default() *Registry {
 		copilot.Agent{},
 		cursor.Agent{},
 		acp.Agent{},
+		gemini.Agent{},
 	)
 }
