@@ -39,17 +39,26 @@ func startACP(t *testing.T, gatehouse, model string, env []string, flags ...stri
 	node := testnpm.Node(t)
 	agent := testnpm.NodeModule(t, "@zed-industries/claude-code-acp/dist/index.js")
 	home := t.TempDir()
+	env = append([]string{
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
+		"ANTHROPIC_BASE_URL=" + model, "ANTHROPIC_API_KEY=sk-ant-fake", "IS_SANDBOX=1",
+		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	}, env...)
+	return startACPAgent(t, gatehouse, home, []string{node, agent}, env, flags...)
+}
+
+// startACPAgent runs `gatehouse acp <flags> -- agent…` in home, offline (every proxy
+// variable points at a closed port), with env added.
+func startACPAgent(t *testing.T, gatehouse, home string, agent, env []string, flags ...string) *acpEditor {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	args := append(append([]string{"acp"}, flags...), "--", node, agent)
+	args := append(append(append([]string{"acp"}, flags...), "--"), agent...)
 	cmd := exec.CommandContext(ctx, gatehouse, args...)
 	cmd.Dir = home
 	cmd.WaitDelay = 5 * time.Second
 	dead := claudeDeadProxy(t)
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
-		"ANTHROPIC_BASE_URL=" + model, "ANTHROPIC_API_KEY=sk-ant-fake", "IS_SANDBOX=1",
-		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"HTTP_PROXY=" + dead, "HTTPS_PROXY=" + dead, "http_proxy=" + dead, "https_proxy=" + dead,
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}, env...)
@@ -344,4 +353,69 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return string(s.b)
+}
+
+// TestACPGeminiAndCopilotAskGatehouse: Gemini CLI (`gemini --acp`, where its BeforeTool
+// hook does not fire) and Copilot CLI (`copilot --acp`) as ACP agents behind `gatehouse
+// acp`: each one's permission request for a shell command parks at Gatehouse, and the
+// person's approval — answered with the agent's own allow-once option, whatever its id —
+// runs the command once.
+func TestACPGeminiAndCopilotAskGatehouse(t *testing.T) {
+	gatehouse := buildGatehouse(t)
+	for _, agent := range []struct {
+		name string
+		// start returns the agent's command line and environment for a fake model
+		// that scripts `touch marker`, with home as HOME.
+		start func(t *testing.T, home, marker string) ([]string, []string)
+	}{
+		{"gemini", func(t *testing.T, home, marker string) ([]string, []string) {
+			model := fakemodel.StartGemini(t, fakemodel.GeminiScript{Tool: "run_shell_command",
+				Args: map[string]any{"command": "touch " + marker, "description": "Create the marker file"}, FinalText: "Finished."})
+			settings := filepath.Join(home, ".gemini", "settings.json")
+			if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			own := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false},"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}`
+			if err := os.WriteFile(settings, []byte(own), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{testnpm.NodeModule(t, geminiBin), "--acp"},
+				[]string{"GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=fake", "GEMINI_CLI_TRUST_WORKSPACE=true"}
+		}},
+		{"copilot", func(t *testing.T, home, marker string) ([]string, []string) {
+			model := fakemodel.StartChat(t, fakemodel.ChatScript{Tool: "bash",
+				Arguments: map[string]any{"command": "touch " + marker, "description": "Create the marker file"}, FinalText: "Finished."})
+			return []string{testnpm.NodeModule(t, copilotBin), "--acp"},
+				[]string{"COPILOT_HOME=" + home, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=" + model.URL + "/v1",
+					"COPILOT_PROVIDER_API_KEY=fake", "COPILOT_MODEL=gpt-4.1"}
+		}},
+	} {
+		t.Run(agent.name, func(t *testing.T) {
+			srv := testserver.Start(t, testserver.Databases(t)[0].NewURL(t), "--auth", "header")
+			const owner = "gia@example.com"
+			_, hookToken := srv.IssueToken(t, owner, "hooks", "", time.Time{})
+			_, ownerToken := srv.IssueToken(t, owner, "", "", time.Time{})
+			home, dir := t.TempDir(), t.TempDir()
+			marker := filepath.Join(dir, "ran")
+			argv, env := agent.start(t, home, marker)
+			e := startACPAgent(t, gatehouse, home, argv, append(env, "GATEHOUSE_TOKEN="+hookToken),
+				"--url", srv.URL, "--token-env", "GATEHOUSE_TOKEN")
+			f := &acpFixture{srv: srv, owner: srv.TokenClient(ownerToken), marker: marker, dir: dir, editor: e}
+			e.prompt(e.open(dir), "create the marker file")
+			sid, eid := waitACPPrompt(t, f)
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatal("the command ran before anyone decided")
+			}
+			if r := f.owner.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/elicitations/"+eid+"/resolve", map[string]any{"action": "accept"}); r.Status >= 300 {
+				t.Fatalf("resolve: %d %s", r.Status, r.Body)
+			}
+			e.response(2, 2*time.Minute)
+			if _, err := os.Stat(marker); err != nil {
+				t.Fatalf("approved, but the command did not run: %v", err)
+			}
+			if e.sawMethod("session/request_permission") {
+				t.Fatal("the editor was asked too")
+			}
+		})
+	}
 }
