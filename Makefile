@@ -49,6 +49,7 @@ FUZZ_TARGETS := \
 	./internal/agents/codexcli:FuzzDecode \
 	./internal/agents/copilot:FuzzDecode \
 	./internal/agents/cursor:FuzzDecode \
+	./internal/agents/opencode:FuzzDecode \
 	./internal/adapters/mcp:FuzzUntrustedInput \
 	./internal/prompt:FuzzSubmit \
 	./internal/shell:FuzzParse \

@@ -33,6 +33,8 @@ var agentSamples = map[string]struct {
 	"codex":   {"/v1/hooks/codex", codexCLIBody},
 	"copilot": {"/v1/hooks/copilot", copilotBody},
 	"cursor":  {"/v1/hooks/cursor", cursorBody},
+	// OpenCode has no older route: its own is both.
+	"opencode": {"/v1/hooks/opencode", func(_, command string) map[string]any { return openCodeBody("per_"+command, command) }},
 }
 
 // TestAgentRoutesAnswerAsTheirOldRoutes: for every agent of the registry and every

@@ -6,6 +6,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/agents/codexcli"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/copilot"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/cursor"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/opencode"
 )
 
 // Default is every agent Gatehouse knows, one line each.
@@ -16,5 +17,6 @@ func Default() *Registry {
 		codex.AppServer{},
 		copilot.Agent{},
 		cursor.Agent{},
+		opencode.Agent{},
 	)
 }
