@@ -8,6 +8,7 @@
 //	gatehouse codex-settings    print a Codex config.toml hooks block (codex_settings.go)
 //	gatehouse audit verify      recompute the audit hash chain (audit.go)
 //	gatehouse hook claude|codex forward a command hook's payload to Gatehouse (hook.go)
+//	gatehouse bridge opencode   gate an OpenCode server's permission requests (bridge.go)
 package main
 
 import (
@@ -50,6 +51,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return runHook(args, getenv, os.Stdin, stdout, stderr)
 	case "setup":
 		return runSetup(args, getenv, stdout, stderr)
+	case "bridge":
+		return runBridge(args, getenv, stderr)
 	case "pending":
 		return runPending(args, getenv, stdout, stderr)
 	case "approve":

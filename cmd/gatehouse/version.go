@@ -66,6 +66,7 @@ Server:
 Agents:
   setup <agent>     print an agent's hook settings for this server, or --install them
   hook <agent>      forward an agent's command hook to Gatehouse (run by the agent)
+  bridge opencode   gate an OpenCode server's permission requests (opencode serve)
 
 Deciding from a terminal (--url/GATEHOUSE_URL, --token/GATEHOUSE_TOKEN):
   pending           list the requests waiting for you
