@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -68,7 +69,9 @@ func (Agent) Deny(payload []byte, message string) ([]byte, bool) {
 }
 
 // Settings: OpenCode has no hook settings to install; its requests come through
-// `gatehouse bridge opencode`, which subscribes to its server.
-func (Agent) Settings(models.SettingsOptions) (models.Settings, error) {
-	return models.Settings{}, models.ErrNoSettings
+// `gatehouse bridge opencode`, which subscribes to its server. The error says so, for
+// whoever runs `gatehouse setup opencode`.
+func (Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
+	return models.Settings{}, fmt.Errorf("%w; OpenCode is gated by running `gatehouse bridge opencode --server http://127.0.0.1:4096 --url %s` beside `opencode serve`",
+		models.ErrNoSettings, o.URL)
 }
