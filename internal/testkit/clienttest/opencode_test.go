@@ -41,39 +41,39 @@ type openCodeFixture struct {
 	token     string
 	project   string // OpenCode's project directory (the marker goes here)
 	openCode  string // OpenCode's server URL
-	proc      *process
+	proc      *openCodeProcess
 }
 
-// process is a started child process whose output is kept for failure messages.
-type process struct {
+// openCodeProcess is a started child process (opencode serve, the bridge) whose output is kept for failure messages.
+type openCodeProcess struct {
 	name string
 	cmd  *exec.Cmd
-	out  syncBuffer
+	out  openCodeOutput
 	done chan struct{}
 	err  error
 }
 
-type syncBuffer struct {
+type openCodeOutput struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *openCodeOutput) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *openCodeOutput) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
 }
 
-// startProcess runs cmd until the test ends (killed then), logging its output on failure.
-func startProcess(t *testing.T, name string, cmd *exec.Cmd) *process {
+// startOpenCodeProcess runs cmd until the test ends (killed then), logging its output on failure.
+func startOpenCodeProcess(t *testing.T, name string, cmd *exec.Cmd) *openCodeProcess {
 	t.Helper()
-	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
+	p := &openCodeProcess{name: name, cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &p.out, &p.out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -93,7 +93,7 @@ func startProcess(t *testing.T, name string, cmd *exec.Cmd) *process {
 }
 
 // stop ends the process with SIGTERM (SIGKILL after 10 s) and waits for it.
-func (p *process) stop(t *testing.T) {
+func (p *openCodeProcess) stop(t *testing.T) {
 	select {
 	case <-p.done:
 		return
@@ -108,7 +108,7 @@ func (p *process) stop(t *testing.T) {
 	}
 }
 
-func (p *process) exited() bool {
+func (p *openCodeProcess) exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -117,7 +117,7 @@ func (p *process) exited() bool {
 	}
 }
 
-func freePort(t *testing.T) int {
+func openCodeFreePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -149,7 +149,7 @@ func newOpenCodeFixture(t *testing.T, db testserver.DB, marker string, flags ...
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	port := freePort(t)
+	port := openCodeFreePort(t)
 	f.openCode = "http://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "serve", "--port", strconv.Itoa(port), "--hostname", "127.0.0.1", "--print-logs")
 	cmd.Dir = f.project
@@ -167,7 +167,7 @@ func newOpenCodeFixture(t *testing.T, db testserver.DB, marker string, flags ...
 		"HTTP_PROXY=" + dead, "HTTPS_PROXY=" + dead, "http_proxy=" + dead, "https_proxy=" + dead,
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}
-	f.proc = startProcess(t, "opencode serve", cmd)
+	f.proc = startOpenCodeProcess(t, "opencode serve", cmd)
 	deadline := time.Now().Add(time.Minute)
 	quick := &http.Client{Timeout: 5 * time.Second}
 	for {
@@ -187,15 +187,15 @@ func newOpenCodeFixture(t *testing.T, db testserver.DB, marker string, flags ...
 }
 
 // startBridge runs `gatehouse bridge opencode` against the fixture.
-func (f *openCodeFixture) startBridge(t *testing.T) *process {
+func (f *openCodeFixture) startBridge(t *testing.T) *openCodeProcess {
 	t.Helper()
 	cmd := exec.Command(f.gatehouse, "bridge", "opencode", "--server", f.openCode, "--directory", f.project,
 		"--url", f.srv.URL, "--token-env", "GATEHOUSE_TOKEN")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GATEHOUSE_TOKEN=" + f.token}
-	return startProcess(t, "gatehouse bridge opencode", cmd)
+	return startOpenCodeProcess(t, "gatehouse bridge opencode", cmd)
 }
 
-// openCodeCall sends one request to OpenCode's API and decodes its JSON answer.
+// call sends one request to OpenCode's API and decodes its JSON answer.
 func (f *openCodeFixture) call(t *testing.T, method, path string, body any, out any) {
 	t.Helper()
 	raw, _ := json.Marshal(body)
@@ -301,7 +301,7 @@ func (f *openCodeFixture) resolve(t *testing.T, sid, eid string, body map[string
 	}
 }
 
-// checkPrompt asserts what the person is shown: who asks, the command, the shell kind.
+// checkOpenCodePrompt asserts what the person is shown: who asks, the command, the shell kind.
 func checkOpenCodePrompt(t *testing.T, prompt models.Elicitation, marker string) {
 	t.Helper()
 	params := prompt.DecodeParams().All
@@ -381,7 +381,7 @@ func TestOpenCodeBridgeRestart(t *testing.T) {
 		sid, prompt := f.waitPrompt(t, time.Minute)
 		first.stop(t)
 		second := f.startBridge(t)
-		waitLog(t, second, "connected to OpenCode", time.Minute)
+		openCodeWaitLog(t, second, "connected to OpenCode", time.Minute)
 		f.resolve(t, sid, prompt.ID, map[string]any{"action": "accept"})
 		f.model.WaitToolMessage(t, time.Minute)
 		if _, err := os.Stat(marker); err != nil {
@@ -426,8 +426,8 @@ func TestOpenCodeSubAgent(t *testing.T) {
 	})
 }
 
-// waitLog waits for text in a process's output.
-func waitLog(t *testing.T, p *process, text string, within time.Duration) {
+// openCodeWaitLog waits for text in a process's output.
+func openCodeWaitLog(t *testing.T, p *openCodeProcess, text string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !strings.Contains(p.out.String(), text) {
