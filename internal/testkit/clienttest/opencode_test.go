@@ -76,6 +76,8 @@ func startOpenCodeProcess(t *testing.T, name string, cmd *exec.Cmd) *openCodePro
 	p := &openCodeProcess{name: name, cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &p.out, &p.out
 	cmd.WaitDelay = 5 * time.Second
+	// The child dies with the test binary (a timeout's panic runs no cleanup).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
