@@ -52,6 +52,7 @@ FUZZ_TARGETS := \
 	./internal/agents/cursor:FuzzDecode \
 	./internal/agents/acp:FuzzDecode \
 	./internal/agents/gemini:FuzzDecode \
+	./internal/agents/opencode:FuzzDecode \
 	./internal/adapters/mcp:FuzzUntrustedInput \
 	./internal/prompt:FuzzSubmit \
 	./internal/shell:FuzzParse \

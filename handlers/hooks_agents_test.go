@@ -38,6 +38,8 @@ var agentSamples = map[string]struct {
 		b["hook_event_name"] = event
 		return b
 	}},
+	// OpenCode has no older route: its own is both.
+	"opencode": {"/v1/hooks/opencode", func(_, command string) map[string]any { return openCodeBody("per_"+command, command) }},
 }
 
 // TestAgentRoutesAnswerAsTheirOldRoutes: for every agent of the registry and every

@@ -8,6 +8,13 @@ import "encoding/json"
 // before it was written lack it.
 const ParamToolKind = "tool_kind"
 
+// ParamRememberSuggestion is the param by which an agent whose answer can keep a
+// grant in one way only (OpenCode's "always", an ACP allow_always option) offers it
+// for "approve and remember": {"title": what is granted, "where": where and for how
+// long the agent keeps it}. Together with "allow_remember": true the approval page
+// offers it as the one suggestion, index 0.
+const ParamRememberSuggestion = "remember_suggestion"
+
 // Params are a prompt's published params (the JSON the request event carries): the
 // keys Gatehouse itself reads, typed, and every key as stored in All — each origin adds
 // its own (tool_input, permission_suggestions, requestedSchema, …) and streams publish

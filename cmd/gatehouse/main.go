@@ -1,6 +1,7 @@
 // Command gatehouse is the Gatehouse approval server and the terminal commands around
 // it, one file per command on cobra: serve and migrate (serve.go), version
-// (version.go), setup (setup.go), hook (hook.go), acp (acp.go), pending, approve and reject
+// (version.go), setup (setup.go), hook (hook.go), acp (acp.go), bridge (bridge.go),
+// pending, approve and reject
 // (answer.go), watch (watch.go), audit verify (audit.go), and the older
 // claude-settings and codex-settings (claude_settings.go, codex_settings.go).
 package main
@@ -111,7 +112,7 @@ func newRootCmd(c *cli) *cobra.Command {
 
 	root.AddCommand(
 		newServeCmd(c), newMigrateCmd(c), newAuditCmd(c),
-		newSetupCmd(c), newHookCmd(c), newACPCmd(c), newClaudeSettingsCmd(c), newCodexSettingsCmd(c),
+		newSetupCmd(c), newHookCmd(c), newACPCmd(c), newBridgeCmd(c), newClaudeSettingsCmd(c), newCodexSettingsCmd(c),
 		newPendingCmd(c), newAnswerCmd(c, "accept"), newAnswerCmd(c, "decline"), newWatchCmd(c),
 		newVersionCmd(c),
 	)

@@ -8,6 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/agents/copilot"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/cursor"
 	"github.com/gatehouse-dev/gatehouse/internal/agents/gemini"
+	"github.com/gatehouse-dev/gatehouse/internal/agents/opencode"
 )
 
 // Default is every agent Gatehouse knows, one line each.
@@ -20,5 +21,6 @@ func Default() *Registry {
 		cursor.Agent{},
 		acp.Agent{},
 		gemini.Agent{},
+		opencode.Agent{},
 	)
 }

@@ -32,8 +32,14 @@ func TestSettings(t *testing.T) {
 			t.Errorf("%s: snippet does not run its hook with a timeout of 3630 s:\n%s", a.Name(), s.Text)
 		}
 	}
-	if len(none) != 2 || !none["codex-app-server"] || !none["acp"] {
-		t.Errorf("agents installing nothing: %v, want only the bridged codex-app-server and acp", none)
+	// Exactly the bridged agents (the Codex app-server, OpenCode) install nothing.
+	for _, a := range agents.Default().All() {
+		if _, bridged := a.(agents.Bridged); bridged != none[a.Name()] {
+			t.Errorf("%s: bridged %v, but installs no settings %v", a.Name(), bridged, none[a.Name()])
+		}
+	}
+	if !none["codex-app-server"] || !none["opencode"] {
+		t.Errorf("agents installing nothing: %v, want codex-app-server and opencode", none)
 	}
 	// `gatehouse hook <agent>` forwards for exactly the agents whose snippet runs it.
 	for _, a := range agents.Default().All() {

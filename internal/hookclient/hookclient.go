@@ -252,6 +252,15 @@ type permanentError struct{ err error }
 func (e permanentError) Error() string { return e.err.Error() }
 func (e permanentError) Unwrap() error { return e.err }
 
+// Permanent reports whether err, an Outcome's Err, is one a retry cannot fix (a bad
+// URL or payload, a 4xx, a refusal, an unreadable answer) rather than a server that
+// could not be reached or re-attached to in time — which a long-lived caller (a
+// bridge) retries later.
+func Permanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
 // RefusedError is a 429 from Gatehouse: it would not park the request because a
 // per-person limit is reached (too many of the caller's requests already wait for a
 // person). Retrying at once would only be refused again, so the forwarder does not: it

@@ -95,8 +95,17 @@ func TestUnavailableIsRetriedUnauthorizedIsNot(t *testing.T) {
 	srv2 := httptest.NewServer(un)
 	defer srv2.Close()
 	out := forward(t, srv2.URL, `{}`)
-	if out.Err == nil || !strings.Contains(out.Err.Error(), "401: sign in") || len(un.eids) != 1 {
+	if out.Err == nil || !strings.Contains(out.Err.Error(), "401: sign in") || len(un.eids) != 1 || !Permanent(out.Err) {
 		t.Fatalf("401: %v after %d requests", out.Err, len(un.eids))
+	}
+
+	// A server that stays down is not Permanent: a bridge tries again later.
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	out = Forward(context.Background(), Options{Agent: claudeAgent(t), BaseURL: down.URL, ConnectWindow: time.Millisecond,
+		Sleep: func(context.Context, time.Duration) error { return nil }}, []byte(`{}`))
+	if out.Err == nil || Permanent(out.Err) {
+		t.Fatalf("unreachable: %v, permanent %v", out.Err, Permanent(out.Err))
 	}
 }
 

@@ -23,8 +23,8 @@ const (
 )
 
 // Suggestion is one thing "approve and remember" can keep, as the page offers it: one
-// of Claude Code's permission_suggestions, or Codex's session grant or proposed exec
-// policy amendment. Index is its position in the prompt's list, which is what a
+// of Claude Code's permission_suggestions, Codex's session grant or proposed exec
+// policy amendment, or the one grant another agent offers (models.ParamRememberSuggestion). Index is its position in the prompt's list, which is what a
 // verdict's content.remember.suggestion names.
 type Suggestion struct {
 	Index int
@@ -80,7 +80,21 @@ func suggestionsOf(origin string, params map[string]any) []Suggestion {
 		}
 		return out
 	}
+	if s, ok := offeredSuggestion(params); ok {
+		return []Suggestion{s}
+	}
 	return nil
+}
+
+// offeredSuggestion is the one grant an agent offers through
+// models.ParamRememberSuggestion (with allow_remember), as suggestion 0.
+func offeredSuggestion(params map[string]any) (Suggestion, bool) {
+	m, _ := params[models.ParamRememberSuggestion].(map[string]any)
+	title := strings.TrimSpace(str(m["title"]))
+	if params["allow_remember"] != true || title == "" {
+		return Suggestion{}, false
+	}
+	return Suggestion{Index: 0, Title: title, Where: strings.TrimSpace(str(m["where"]))}, true
 }
 
 func claudeSuggestion(i int, info claude.SuggestionInfo, raw map[string]any) Suggestion {
@@ -272,6 +286,15 @@ func (p *Prompt) CheckRemember(content map[string]any) error {
 		}
 		_, err = codex.ChooseSuggestion(method, p.params, r)
 		return err
+	}
+	if _, ok := offeredSuggestion(p.params); ok {
+		switch {
+		case r.Suggestion != 0:
+			return &models.FieldError{Field: field + ".suggestion", Msg: "must be 0, the only suggestion"}
+		case r.RuleContent != nil:
+			return &models.FieldError{Field: field + ".ruleContent", Msg: "this suggestion cannot be edited; choose it as it is"}
+		}
+		return nil
 	}
 	return &models.FieldError{Field: field, Msg: "this request offers nothing to remember"}
 }

@@ -134,3 +134,39 @@ func toJSON(t *testing.T, v any) string {
 	}
 	return string(raw)
 }
+
+// TestOfferedSuggestion: an agent with one way to keep a grant (OpenCode's "always")
+// offers it through remember_suggestion; the page and the API take index 0 as shown,
+// nothing else; without allow_remember nothing is offered.
+func TestOfferedSuggestion(t *testing.T) {
+	const params = `{"tool_name":"Bash","tool_input":{"command":"touch x"},"allow_remember":true,` +
+		`"remember_suggestion":{"title":"Always allow touch *","where":"while this OpenCode server runs"}}`
+	p := describe(t, "opencode", params)
+	if !p.CanRemember || len(p.Suggestions) != 1 || p.Suggestions[0].Title != "Always allow touch *" ||
+		p.Suggestions[0].Where != "while this OpenCode server runs" {
+		t.Fatalf("suggestions = %+v", p.Suggestions)
+	}
+	d, ok := p.Submit(url.Values{"action": {"accept_remember"}})
+	if !ok || d.Action != "accept" || toJSON(t, d.Content["remember"]) != `{"suggestion":0}` {
+		t.Fatalf("decision = %+v ok=%v form error %q", d, ok, p.FormError)
+	}
+	rem := func(v any) map[string]any { return map[string]any{"remember": v} }
+	for content, field := range map[*map[string]any]string{
+		ptr(rem(map[string]any{"suggestion": 0})): "",
+		ptr(rem(true)): "",
+		ptr(rem(map[string]any{"suggestion": 1})):                     "content.remember.suggestion",
+		ptr(rem(map[string]any{"suggestion": 0, "ruleContent": "x"})): "content.remember.ruleContent",
+	} {
+		err := p.CheckRemember(*content)
+		var fe *models.FieldError
+		if (field == "" && err != nil) || (field != "" && (!errors.As(err, &fe) || fe.Field != field)) {
+			t.Errorf("%v: err = %v, want field %q", *content, err, field)
+		}
+	}
+	off := describe(t, "opencode", `{"tool_name":"Bash","tool_input":{"command":"touch x"},"allow_remember":false,"remember_suggestion":{"title":"Always"}}`)
+	if off.CanRemember || len(off.Suggestions) != 0 {
+		t.Fatalf("offered without allow_remember: %+v", off.Suggestions)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
