@@ -1,9 +1,9 @@
 // Command gatehouse is the Gatehouse approval server and the terminal commands around
 // it, one file per command on cobra: serve and migrate (serve.go), version
 // (version.go), setup (setup.go), hook (hook.go), acp (acp.go), bridge (bridge.go),
-// pending, approve and reject
-// (answer.go), watch (watch.go), audit verify (audit.go), and the older
-// claude-settings and codex-settings (claude_settings.go, codex_settings.go).
+// pending, approve and reject (answer.go), watch (watch.go), audit verify (audit.go),
+// and the older claude-settings and codex-settings (claude_settings.go,
+// codex_settings.go).
 package main
 
 import (
