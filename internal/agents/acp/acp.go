@@ -182,12 +182,18 @@ func (p *Payload) Params() map[string]any {
 		"phase":          "pre_tool_use",
 		"policy_name":    "acp_permission",
 		"vendor":         vendor,
-		"allow_remember": false,
+		"allow_remember": p.option(AllowAlways) != nil,
 		"tool_name":      p.tool,
 		"tool_input":     p.input,
 		"cwd":            p.Cwd,
 		"acp_session_id": p.SessionID,
 		"acp_options":    p.Options,
+	}
+	if o := p.option(AllowAlways); o != nil {
+		params[models.ParamRememberSuggestion] = map[string]any{
+			"title": hookkit.Clip(hookkit.OneLine(o.Name), 80) + " (" + hookkit.Clip(p.tool, 60) + ")",
+			"where": "as the agent keeps it (" + vendor + "'s own setting)",
+		}
 	}
 	if p.kind == models.KindShell {
 		cmd, _ := p.input["command"].(string)
@@ -205,13 +211,17 @@ func (p *Payload) Params() map[string]any {
 	return params
 }
 
-// Answer is the outcome for verdict v: the request's own allow-once option for an
-// approval (allow-always only when it offers no once), its reject option otherwise.
-// The protocol carries no reason, so a rejection's reason stays in Gatehouse.
+// Answer is the outcome for verdict v: for an approval the request's allow-always
+// option when the person chose to remember it, else its allow-once option (allow-always
+// when it offers no once); its reject option otherwise. The protocol carries no
+// reason, so a rejection's reason stays in Gatehouse.
 func (p *Payload) Answer(v models.Verdict, _ string) map[string]any {
 	o := p.option(RejectOnce, RejectAlways)
 	if v.Accepted() {
 		o = p.option(AllowOnce, AllowAlways)
+		if _, remember, err := models.RememberOf(v.Content); remember && err == nil && p.option(AllowAlways) != nil {
+			o = p.option(AllowAlways)
+		}
 	}
 	return selected(o.OptionID)
 }

@@ -34,6 +34,14 @@ func TestDecodeAndAnswer(t *testing.T) {
 			t.Errorf("%s: %s", action, got)
 		}
 	}
+	// Approve and remember picks the agent's own allow-always option.
+	if params["allow_remember"] != true || params[models.ParamRememberSuggestion] == nil {
+		t.Fatalf("no remember offered for a request with allow_always: %v", params)
+	}
+	got, _ := json.Marshal(p.Answer(models.Verdict{Action: "accept", Content: map[string]any{"remember": map[string]any{"suggestion": 0}}}, "bob"))
+	if string(got) != `{"outcome":{"optionId":"allow_always","outcome":"selected"}}` {
+		t.Errorf("accept and remember: %s", got)
+	}
 
 	g, err := Decode([]byte(geminiBody))
 	if err != nil {
