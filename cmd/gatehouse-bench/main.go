@@ -355,7 +355,9 @@ func startGatehouse(bin, url string, subs int, extra ...string) (*proc, *pprofCl
 // capacity parks many requests at once on a fresh server whose history matches the
 // baselines' (resolve rounds, healthz throughput) and reports memory per parked request.
 func capacity(t *table, db, bin, url string, cmp *comparison, iters, parked int, dur time.Duration) {
-	srv, pp, err := startGatehouse(bin, url, 0)
+	// All of them are one person's: past --max-parked-per-person the rest would be
+	// refused (429) and never park.
+	srv, pp, err := startGatehouse(bin, url, 0, "--max-parked-per-person", strconv.Itoa(parked+64))
 	if err != nil {
 		t.note(db, "capacity: server did not start: "+err.Error())
 		return
