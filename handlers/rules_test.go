@@ -110,8 +110,20 @@ func TestRulesAnswerMatchingRequestsOnly(t *testing.T) {
 		if got["status"] != "resolved" || got["action"] != "accept" || got["resolved_via"] != "rule" || got["rule_id"] != npm["id"] {
 			t.Fatalf("recorded decision: %s", mustJSON(got))
 		}
-		if r := ruleByID(t, c, npm["id"].(string)); r["fire_count"] != 1.0 || r["last_fired_at"] == nil {
-			t.Fatalf("fire count after one match: %s", mustJSON(r))
+		// The fire is counted in the decision's own commit: at its time.
+		if r := ruleByID(t, c, npm["id"].(string)); r["fire_count"] != 1.0 || r["last_fired_at"] == nil || !sameInstant(t, r["last_fired_at"], got["resolved_at"]) {
+			t.Fatalf("fire count after one match: %s (decided %v)", mustJSON(r), got["resolved_at"])
+		}
+		// A retry of a request the rule answered gets that answer; it is not another fire.
+		retry := claudeRuleBody("Bash", map[string]any{"command": "npm run build"}, "/repo")
+		retry["_gatehouse_elicitation_id"] = "elicit_retry_" + strings.Repeat("ab", 16)
+		for i := 0; i < 2; i++ {
+			if r := c.Do(t, http.MethodPost, "/v1/sessions/"+sid+"/hooks/permission-request", retry); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"behavior":"allow"`) {
+				t.Fatalf("request %d with one id: %d %s", i+1, r.Status, r.Body)
+			}
+		}
+		if r := ruleByID(t, c, npm["id"].(string)); r["fire_count"] != 2.0 {
+			t.Fatalf("fire count after a request and its retry: %s", mustJSON(r))
 		}
 		b := newBrowser(t, srv, "")
 		row := b.get(t, "/sessions/"+sid).Doc.Find(`[data-testid="audit-row"][data-eid="` + eid + `"]`)
@@ -480,4 +492,17 @@ func TestRulesAnswerMCPPolicyAsk(t *testing.T) {
 			t.Fatalf("a call no rule matches must ask: %v", body)
 		}
 	})
+}
+
+// sameInstant reports whether two RFC 3339 times from JSON answers name the same instant.
+func sameInstant(t *testing.T, a, b any) bool {
+	t.Helper()
+	as, _ := a.(string)
+	bs, _ := b.(string)
+	at, err1 := time.Parse(time.RFC3339Nano, as)
+	bt, err2 := time.Parse(time.RFC3339Nano, bs)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("not times: %v, %v", a, b)
+	}
+	return at.Equal(bt)
 }

@@ -48,6 +48,7 @@ func main() {
 	}
 	peerDir := flag.String("peer-dir", defPeerDir, "folder of the peer app (FastAPI + asyncio futures), relative to the working directory; empty: no peer (default from $"+peerDirEnv+")")
 	peerPython := flag.String("peer-python", "/usr/bin/python3", "python with Debian's python3-fastapi and python3-uvicorn, to run the peer")
+	autoOnly := flag.Bool("auto-only", false, "measure only the auto-answered requests (rule-answered hook, policies/evaluate, MCP tools/call) and their baselines")
 	flag.Parse()
 	raiseFileLimit()
 
@@ -82,12 +83,23 @@ func main() {
 		fmt.Printf("peer: %s, %s\n", *peerDir, peerVersions)
 	}
 	fmt.Println()
-	figs := measureBaselines(bases, *iters, *parked, *dur)
+	figs := []baselineFigures{{}} // -auto-only: the floor's park figures are not needed
+	if !*autoOnly {
+		figs = measureBaselines(bases, *iters, *parked, *dur)
+	}
+	peerURL := ""
+	if peer != nil && (*autoOnly || figs[1].Err == nil) {
+		peerURL = peer.URL
+	}
+	auto, autoErr := measureAutoBaselines(ref.URL, peerURL, *iters, *dur)
 	if peer != nil {
 		peer.stop()
 	}
 	if figs[0].Err != nil {
 		fail(fmt.Errorf("reference floor: %w", figs[0].Err))
+	}
+	if autoErr != nil {
+		fail(fmt.Errorf("auto-answered baselines: %w", autoErr))
 	}
 	cmp := &comparison{floor: &figs[0]}
 	if len(figs) > 1 {
@@ -97,9 +109,12 @@ func main() {
 			cmp.peer = &figs[1]
 		}
 	}
-	if cmp.peer == nil {
+	switch {
+	case cmp.peer == nil && auto.PeerEval == nil:
 		t.noPeer = true
 		t.note("peer", peerNote+" — no peer column")
+	case cmp.peer == nil && !*autoOnly:
+		t.note("peer", peerNote+" — only its policy evaluation is in the peer column")
 	}
 	t.note("baselines", fmt.Sprintf("the floor (this tool's reference server: net/http, a map of channels) and the peer (FastAPI + asyncio futures under uvicorn, one process) "+
 		"are measured in the same run before Gatehouse: %d resolve samples each, interleaved (floor, peer, floor, …), then %d GET /healthz round trips each, interleaved, "+
@@ -107,6 +122,11 @@ func main() {
 		"per parked request). A sample is resolve sent → the parked request's whole answer read, taken once the server holds the park: the floor flushes "+
 		"its headers then; the peer answers only when resolved, so it is taken as holding it once its kernel queues show the request read and a later "+
 		"/healthz was answered (one asyncio loop runs handlers in order up to their await).", *iters, *iters, *dur, *parked))
+	t.note("auto-answered baselines", fmt.Sprintf("answered at once, with no person: the floor's /hook (a Claude Code PermissionRequest decided by an in-memory "+
+		"allow rule), /evaluate and its runner endpoint (an MCP tools/call's floor is the runner called directly), and the peer's /evaluate (the seed's "+
+		"in-memory policy answer: its equivalent of both the hook and the evaluation; it has no MCP proxy); %d samples each on one connection, interleaved, "+
+		"after %d untimed, then throughput at %d connections for %s each. Gatehouse is measured the same way, on a server and database of its own "+
+		"whose runner is the floor's.", *iters, autoWarmup, autoConns, *dur))
 
 	for _, db := range strings.Split(*dbs, ",") {
 		db = strings.TrimSpace(db)
@@ -126,8 +146,21 @@ func main() {
 		default:
 			fail(fmt.Errorf("unknown database %q", db))
 		}
-		runOne(t, db, *bin, url, cmp, *iters, *parked, *subs, *dur)
+		if !*autoOnly {
+			runOne(t, db, *bin, url, cmp, *iters, *parked, *subs, *dur)
+			cleanup()
+			// A database and server of their own: thousands of decided prompts would
+			// upset the other measurements.
+			if url, cleanup, err = freshDB(db, *pgAdmin); err != nil {
+				t.note(db, "auto-answered: "+err.Error())
+				continue
+			}
+		}
+		runAutoAnswered(t, db, *bin, url, ref.URL, &auto, *iters, *dur)
 		cleanup()
+		if *autoOnly {
+			continue
+		}
 		if *dispatchN > 0 {
 			// A database and server of their own: thousands of pending prompts would
 			// upset the other measurements.
@@ -298,9 +331,9 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 // person configures a channel. The fan-out measurement holds thousands of streams as
 // one person, far past the per-person cap meant for people. --pprof-addr: when a
 // target is missed, the bench profiles the server to say what the time or memory
-// went to. --metrics-addr: the bench reads the server's gauges and histograms there
+// went to. extra is more flags (the auto-answered run's --runner-url). --metrics-addr: the bench reads the server's gauges and histograms there
 // (srv.MetricsURL); the API's address serves no /metrics.
-func startGatehouse(bin, url string, subs int) (*proc, *pprofClient, error) {
+func startGatehouse(bin, url string, subs int, extra ...string) (*proc, *pprofClient, error) {
 	pprofAddr, err := freeAddr()
 	if err != nil {
 		return nil, nil, err
@@ -309,8 +342,8 @@ func startGatehouse(bin, url string, subs int) (*proc, *pprofClient, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := startProc(bin, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json", "--notify-allow-private",
-		"--max-streams-per-user", strconv.Itoa(max(subs+64, 32)), "--pprof-addr", pprofAddr, "--metrics-addr", metricsAddr},
+	srv, err := startProc(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--database-url", url, "--log-format", "json", "--notify-allow-private",
+		"--max-streams-per-user", strconv.Itoa(max(subs+64, 32)), "--pprof-addr", pprofAddr, "--metrics-addr", metricsAddr}, extra...),
 		[]string{"GATEHOUSE_SESSION_SECRET=" + strings.Repeat("b", 32)})
 	if err != nil {
 		return nil, nil, err
@@ -322,7 +355,9 @@ func startGatehouse(bin, url string, subs int) (*proc, *pprofClient, error) {
 // capacity parks many requests at once on a fresh server whose history matches the
 // baselines' (resolve rounds, healthz throughput) and reports memory per parked request.
 func capacity(t *table, db, bin, url string, cmp *comparison, iters, parked int, dur time.Duration) {
-	srv, pp, err := startGatehouse(bin, url, 0)
+	// All of them are one person's: past --max-parked-per-person the rest would be
+	// refused (429) and never park.
+	srv, pp, err := startGatehouse(bin, url, 0, "--max-parked-per-person", strconv.Itoa(parked+64))
 	if err != nil {
 		t.note(db, "capacity: server did not start: "+err.Error())
 		return

@@ -27,6 +27,8 @@ type Store interface {
 	GetSession(ctx context.Context, id string) (*models.Session, error)
 	InsertElicitation(ctx context.Context, e *models.Elicitation) error
 	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)
+	// DecideElicitation commits d when the row is still pending, with its audit chain
+	// row and, for a rule's decision (models.ViaRule), the rule's fire count.
 	DecideElicitation(ctx context.Context, id, sessionID string, d models.Decision) (*models.Elicitation, error)
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)

@@ -124,13 +124,12 @@ func (s *Service) matcher(r *models.Rule) *ruleMatcher {
 // Apply runs the rules on a request about to park as p. With no matching rule it
 // returns nil. An allow or deny rule records the decision (resolved_via "rule", the
 // rule's id, by its creator) and returns the verdict; an ask rule returns the prompt to
-// park with the rule's wait. Either way the rule's fire count goes up.
+// park with the rule's wait. Either way the rule's fire count goes up: an allow or deny
+// rule's in the commit of the decision it made (a retry of a request it answered
+// already does not count again), an ask rule's here.
 func (s *Service) Apply(ctx context.Context, p elicit.Prompt, subj Subject) (*Applied, error) {
 	r, err := s.Match(ctx, subj)
 	if err != nil || r == nil {
-		return nil, err
-	}
-	if err := s.store.RuleFired(ctx, r.ID, s.now()); err != nil {
 		return nil, err
 	}
 	out := &Applied{Rule: r}
@@ -147,6 +146,9 @@ func (s *Service) Apply(ctx context.Context, p elicit.Prompt, subj Subject) (*Ap
 		}
 		out.Ended = &v
 		return out, nil
+	}
+	if err := s.store.RuleFired(ctx, r.ID, s.now()); err != nil {
+		return nil, err
 	}
 	p.RuleID = r.ID
 	wait := s.elicit.Timeout()

@@ -59,6 +59,8 @@ type Store interface {
 	ListRules(ctx context.Context, f models.RuleFilter, limit int) ([]models.Rule, error)
 	// RevokeRule stamps the rule revoked unless it already is; false when it was.
 	RevokeRule(ctx context.Context, id, by string, at time.Time) (bool, error)
+	// RuleFired counts an ask rule's fire; an allow or deny rule's is counted with the
+	// decision it made (elicit's DecideElicitation, models.ViaRule).
 	RuleFired(ctx context.Context, id string, at time.Time) error
 	ListRootsVisibleTo(ctx context.Context, user string) ([]models.Session, error)
 	ListPermissions(ctx context.Context, rootID string) ([]models.Permission, error)

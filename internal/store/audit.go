@@ -34,12 +34,13 @@ func pgLinkV2(r, kind, prevHex string) string {
 
 // decideAndChainSQLite is DecideElicitation on SQLite: the conditional update and the
 // chain append in one transaction (writes are serialized by SQLite's write lock, taken
-// at BEGIN IMMEDIATE). query must return elicitationColumns.
+// at BEGIN IMMEDIATE), and — for a rule's decision (ruleID) — the rule's fire count.
+// query must return elicitationColumns.
 //
 // It talks to database/sql directly rather than through GORM: this transaction is on
 // the path from a person's verdict to the waiting agent, and GORM's transaction and
 // row-scanning machinery cost about as much as the statements themselves (issue 13).
-func (s *Store) decideAndChainSQLite(ctx context.Context, query string, args []any) (*models.Elicitation, error) {
+func (s *Store) decideAndChainSQLite(ctx context.Context, query string, args []any, ruleID string) (*models.Elicitation, error) {
 	var won *models.Elicitation
 	err := s.writeSQL(ctx, func(tx sqlTx) error {
 		var err error
@@ -56,7 +57,10 @@ func (s *Store) decideAndChainSQLite(ctx context.Context, query string, args []a
 			return err
 		}
 		// What is hashed is the row as stored, read back by the deciding statement.
-		_, err = appendChain(tx, head, entryOf(won), false)
+		if _, err = appendChain(tx, head, entryOf(won), false); err != nil || ruleID == "" || won.ResolvedAt == nil {
+			return err
+		}
+		_, err = tx.exec("UPDATE rules SET fire_count = fire_count + 1, last_fired_at = ? WHERE id = ?", *won.ResolvedAt, ruleID)
 		return err
 	})
 	if err != nil {

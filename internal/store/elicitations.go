@@ -44,7 +44,8 @@ var pgLiveLink = pgLinkV2("d", audit.KindLive, "audit_head.hash")
 // deciders on every replica; a waiting decider re-reads the head once the lock is
 // free), hashes in SQL (sha256, audit version 2) over every column of the decided row
 // as stored, and inserts the chain row. On SQLite (one writer at a time anyway) a
-// short transaction does the same in Go.
+// short transaction does the same in Go. A rule's decision (models.ViaRule) also
+// counts the rule's fire in the same commit.
 func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d models.Decision) (*models.Elicitation, error) {
 	// Both databases keep microseconds; the hash covers exactly what is stored.
 	d.At = d.At.UTC().Truncate(time.Microsecond)
@@ -72,7 +73,7 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d m
 		args = append(args, d.SeenLease)
 	}
 	if s.dialect == SQLite {
-		return s.decideAndChainSQLite(ctx, query+` RETURNING `+elicitationColumns, args)
+		return s.decideAndChainSQLite(ctx, query+` RETURNING `+elicitationColumns, args, firedRule(d))
 	}
 	query += ` RETURNING *`
 	// The note that wakes waiters on other replicas goes out with the commit itself:
@@ -85,7 +86,7 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d m
 			FROM d WHERE audit_head.id = 1
 			RETURNING audit_head.seq, audit_head.prev_hash, audit_head.hash),
 		c AS (INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled)
-			SELECT h.seq, d.id, h.prev_hash, h.hash, ` + strconv.Itoa(audit.Current) + `, FALSE FROM d CROSS JOIN h)
+			SELECT h.seq, d.id, h.prev_hash, h.hash, ` + strconv.Itoa(audit.Current) + `, FALSE FROM d CROSS JOIN h)` + firedRulePG(d) + `
 		SELECT d.* FROM d
 			CROSS JOIN LATERAL (SELECT pg_notify('` + stream.DecidedChannel + `', d.id)) AS notified`
 	var rows []models.Elicitation
@@ -94,6 +95,26 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d m
 		return nil, err
 	}
 	return &rows[0], nil
+}
+
+// firedRule is the rule whose decision d is ("" when d is not a rule's): its fire
+// count moves in the decision's own commit, so a rule-answered request costs the single
+// writer one transaction less, and the count never runs ahead of the decisions.
+func firedRule(d models.Decision) string {
+	if d.Via != models.ViaRule {
+		return ""
+	}
+	return d.RuleID
+}
+
+// firedRulePG is DecideElicitation's Postgres statement's part counting firedRule(d)'s
+// fire at the decision's time (nothing when d is not a rule's).
+func firedRulePG(d models.Decision) string {
+	if firedRule(d) == "" {
+		return ""
+	}
+	return `,
+		f AS (UPDATE rules SET fire_count = rules.fire_count + 1, last_fired_at = d.resolved_at FROM d WHERE rules.id = d.rule_id)`
 }
 
 // PendingInSubtree lists pending rows owned by the session at path or any descendant,

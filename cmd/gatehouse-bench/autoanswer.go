@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Auto-answered requests are answered at once, with no person: a Claude Code
+// PermissionRequest hook an allow rule answers (its decision recorded first), a
+// policies/evaluate that ALLOWs, and an MCP tools/call no policy asks about, passed
+// through to the runner. SPEC §9 holds each to the floor's cost of the same answer:
+// the reference server's /hook, /evaluate and runner endpoints (an MCP call's floor is
+// the runner called directly), and sets it beside the peer's /evaluate — the seed's
+// in-memory policy answer, its equivalent of both the hook and the evaluation (it has
+// no MCP proxy).
+
+// autoConns is how many connections the auto-answered throughput runs use.
+const autoConns = 32
+
+// autoWarmup requests go to each server untimed before its latency samples: they open
+// the connection, as every sample after them finds it open.
+const autoWarmup = 20
+
+// autoFigures is one kind of auto-answered request measured on one server.
+type autoFigures struct {
+	Lat  []time.Duration // one connection, one request after the other
+	Rate float64         // answered per second from autoConns connections
+}
+
+// autoBaselines are the floor's and the peer's figures; PeerEval is nil when the peer
+// did not run (or failed).
+type autoBaselines struct {
+	FloorHook, FloorEval, FloorRunner autoFigures
+	PeerEval                          *autoFigures
+}
+
+// call sends one auto-answered request on hc and checks its answer.
+type call func(hc *http.Client) error
+
+// postCheck is a call posting body (JSON) to url with the given headers; the answer
+// must be a 200 containing want.
+func postCheck(url string, body any, hdr map[string]string, want string) call {
+	raw, _ := json.Marshal(body)
+	return func(hc *http.Client) error {
+		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil && (resp.StatusCode != http.StatusOK || !strings.Contains(string(b), want)) {
+			err = fmt.Errorf("POST %s answered %d %.300s", url, resp.StatusCode, b)
+		}
+		return err
+	}
+}
+
+// evaluateBody is a policy evaluation no policy asks about (Gatehouse's default
+// policies and the peer's ask only for Bash).
+func evaluateBody() map[string]any {
+	return map[string]any{"event": map[string]any{"type": "PHASE_TOOL_CALL", "target": "Read",
+		"data": map[string]any{"name": "Read", "arguments": map[string]any{"file_path": "/tmp/x"}}}}
+}
+
+// runnerCall is the runner protocol's tools/call of the reference runner's tool, as
+// the MCP proxy sends it.
+func runnerCall() map[string]any {
+	return map[string]any{"method": "tools/call", "params": map[string]any{"name": benchTool, "arguments": map[string]any{"text": "hi"}}}
+}
+
+// latencies warms c up, then times n calls one after the other on hc.
+func latencies(hc *http.Client, c call, n int) ([]time.Duration, error) {
+	for i := 0; i < autoWarmup; i++ {
+		if err := c(hc); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if err := c(hc); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+// rateOf is c's throughput from autoConns connections over d.
+func rateOf(c call, d time.Duration) (float64, error) {
+	hc := newHTTP(2 * autoConns)
+	defer hc.CloseIdleConnections()
+	return throughput(autoConns, d, func() error { return c(hc) })
+}
+
+// measureAutoBaselines measures the floor's three auto-answered requests and the
+// peer's evaluate (peerURL "": none): latency samples interleaved (one of each server
+// and kind in turn, n each), then each one's throughput.
+func measureAutoBaselines(floorURL, peerURL string, n int, d time.Duration) (autoBaselines, error) {
+	var ab autoBaselines
+	type kind struct {
+		c   call
+		out *autoFigures
+	}
+	kinds := []kind{
+		{postCheck(floorURL+"/hook", hookBody(""), nil, `"behavior":"allow"`), &ab.FloorHook},
+		{postCheck(floorURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW"), &ab.FloorEval},
+		{postCheck(floorURL+"/v1/sessions/bench/mcp/execute", runnerCall(), nil, `"ran `+benchTool+`"`), &ab.FloorRunner},
+	}
+	if peerURL != "" {
+		ab.PeerEval = &autoFigures{}
+		kinds = append(kinds, kind{postCheck(peerURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW"), ab.PeerEval})
+	}
+	hcs := make([]*http.Client, len(kinds))
+	for i, k := range kinds {
+		hcs[i] = newHTTP(4)
+		if _, err := latencies(hcs[i], k.c, 0); err != nil {
+			return ab, err
+		}
+	}
+	for j := 0; j < n; j++ {
+		for i, k := range kinds {
+			t0 := time.Now()
+			if err := k.c(hcs[i]); err != nil {
+				return ab, err
+			}
+			k.out.Lat = append(k.out.Lat, time.Since(t0))
+		}
+	}
+	for i, k := range kinds {
+		hcs[i].CloseIdleConnections()
+		rate, err := rateOf(k.c, d)
+		if err != nil {
+			return ab, err
+		}
+		k.out.Rate = rate
+	}
+	return ab, nil
+}
+
+// limit is a latency target set by the floor's figure: the most Gatehouse may take,
+// and how the target reads.
+type limit func(floor time.Duration) (time.Duration, string)
+
+func timesFloor(k float64) limit {
+	return func(f time.Duration) (time.Duration, string) {
+		return time.Duration(k * float64(f)), fmt.Sprintf("≤ %g× floor", k)
+	}
+}
+
+func overFloor(by time.Duration) limit {
+	return func(f time.Duration) (time.Duration, string) { return f + by, "≤ floor + " + fmtDur(by) }
+}
+
+// autoKind is one auto-answered request as the table shows it.
+type autoKind struct {
+	name         string
+	gatehouse    call
+	floor        autoFigures
+	peer         *autoFigures // nil: no peer figure
+	peerHasIt    bool         // the peer has an equivalent (it may still not have run)
+	lim50, lim99 limit
+	// why, when set, adds to a miss's note (the rule-answered hook: its commit).
+	why func() string
+}
+
+// autoResult is what measuring one kind on Gatehouse showed.
+type autoResult struct {
+	figs             autoFigures
+	missLat, missThr bool
+}
+
+// measureAuto measures k on Gatehouse and adds its rows: p50 and p99 at one connection,
+// throughput at autoConns, each beside the floor and the peer with its target.
+func measureAuto(t *table, db string, k autoKind, n int, d time.Duration) (autoResult, error) {
+	hc := newHTTP(4)
+	defer hc.CloseIdleConnections()
+	var r autoResult
+	lat, err := latencies(hc, k.gatehouse, n)
+	if err != nil {
+		return r, err
+	}
+	rate, err := rateOf(k.gatehouse, d)
+	if err != nil {
+		return r, err
+	}
+	r.figs = autoFigures{Lat: lat, Rate: rate}
+	for _, p := range []float64{50, 99} {
+		g, f := percentile(lat, p), percentile(k.floor.Lat, p)
+		lim := k.lim50
+		if p == 99 {
+			lim = k.lim99
+		}
+		most, label := lim(f)
+		peer := "—"
+		if k.peer != nil {
+			q := percentile(k.peer.Lat, p)
+			peer = fmtDur(q) + " (" + ratio(g, q) + ")"
+		}
+		t.vs(db, fmt.Sprintf("%s p%g (1 connection)", k.name, p), fmtDur(g), fmtDur(f)+" ("+ratio(g, f)+")", peer, "—", verdict(label, g <= most))
+		r.missLat = r.missLat || g > most
+	}
+	met := rate >= 0.5*k.floor.Rate
+	label := "≥ 0.5× floor"
+	peer := "—"
+	switch {
+	case k.peer != nil:
+		peer = fmt.Sprintf("%.0f/s (%.2f×)", k.peer.Rate, rate/k.peer.Rate)
+		label += ", ≥ 3× peer"
+		met = met && rate >= 3*k.peer.Rate
+	case k.peerHasIt:
+		label += " (no peer to compare)"
+	default:
+		label += " (the peer has no equivalent)"
+	}
+	t.vs(db, fmt.Sprintf("%s throughput (%d connections)", k.name, autoConns), fmt.Sprintf("%.0f/s", rate),
+		fmt.Sprintf("%.0f/s (%.2f×)", k.floor.Rate, rate/k.floor.Rate), peer, "—", verdict(label, met))
+	r.missThr = !met
+	return r, nil
+}
+
+// whyAuto explains a missed auto-answered target: the server's CPU per request and
+// where it went, profiled at one connection (latency) and at autoConns (throughput),
+// each over a run of its own.
+func whyAuto(pp *pprofClient, k autoKind, r autoResult) string {
+	var parts []string
+	profiled := func(conns int, d time.Duration) string {
+		var done atomic.Int64
+		hc := newHTTP(2 * conns)
+		defer hc.CloseIdleConnections()
+		prof, err := pp.cpuDuring(d, func() error {
+			_, err := throughput(conns, d, func() error {
+				err := k.gatehouse(hc)
+				if err == nil {
+					done.Add(1)
+				}
+				return err
+			})
+			return err
+		})
+		if err != nil || done.Load() == 0 {
+			return fmt.Sprintf("no CPU profile at %d connection(s): %v", conns, err)
+		}
+		shares, total := cpuBreakdown(prof)
+		return fmt.Sprintf("at %d connection(s) each cost the server %s of CPU (pprof over %s, %d requests): %s",
+			conns, fmtDur(time.Duration(total/done.Load())), d, done.Load(), fmtShares(shares, total, 6))
+	}
+	if r.missLat {
+		parts = append(parts, profiled(1, 2*time.Second))
+	}
+	if r.missThr {
+		parts = append(parts, profiled(autoConns, time.Second))
+	}
+	if k.why != nil {
+		if w := k.why(); w != "" {
+			parts = append(parts, w)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
