@@ -1,9 +1,7 @@
 package clienttest
 
 import (
-	"bytes"
 	"context"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,106 +82,22 @@ func (f *copilotFixture) shortenTimeout(t *testing.T, secs, within string) {
 	}
 }
 
-// copilotRun is one running `copilot -p`.
-type copilotRun struct {
-	stdout, stderr bytes.Buffer
-	done           chan struct{}
-	err            error
-}
-
-func (r *copilotRun) Output() string {
-	select {
-	case <-r.done:
-		return "stdout:\n" + r.stdout.String() + "\nstderr:\n" + r.stderr.String()
-	default:
-		return "(copilot still running)"
-	}
-}
-
-func (r *copilotRun) Wait(t *testing.T, within time.Duration) {
-	t.Helper()
-	select {
-	case <-r.done:
-	case <-time.After(within):
-		t.Fatalf("copilot did not exit within %s\n%s", within, r.Output())
-	}
-}
-
 // start runs `copilot -p prompt --allow-all-tools` headless and offline against the
 // fake model (PROTOCOLS.md): every tool is allowed by Copilot itself, so only the
 // preToolUse hook stands between the model and the command.
-func (f *copilotFixture) start(t *testing.T, prompt string, limit time.Duration) *copilotRun {
+func (f *copilotFixture) start(t *testing.T, prompt string, limit time.Duration) *agentRun {
 	t.Helper()
-	bin := testnpm.NodeModule(t, copilotBin)
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	cmd := exec.CommandContext(ctx, bin, "-p", prompt, "--allow-all-tools")
-	cmd.Dir = f.work
-	cmd.WaitDelay = 5 * time.Second
-	dead := claudeDeadProxy(t)
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + f.home,
-		"COPILOT_HOME=" + f.home,
-		"TMPDIR=" + f.home,
-		"COPILOT_OFFLINE=true",
-		"COPILOT_PROVIDER_BASE_URL=" + f.model.URL + "/v1",
-		"COPILOT_PROVIDER_API_KEY=fake",
-		"COPILOT_MODEL=gpt-4.1",
-		"GATEHOUSE_TOKEN=" + f.token,
-		"HTTP_PROXY=" + dead, "HTTPS_PROXY=" + dead, "http_proxy=" + dead, "https_proxy=" + dead,
-		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
-	}
-	r := &copilotRun{done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	go func() {
-		r.err = cmd.Wait()
-		close(r.done)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-r.done
-		if t.Failed() || testing.Verbose() {
-			t.Logf("copilot exited: %v\n%s\nmodel requests:\n%s", r.err, r.Output(), f.model.Summary())
-		}
-	})
-	return r
+	return startAgentRun(t, "copilot", testnpm.NodeModule(t, copilotBin), []string{"-p", prompt, "--allow-all-tools"}, f.work, f.home,
+		[]string{"COPILOT_HOME=" + f.home, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=" + f.model.URL + "/v1",
+			"COPILOT_PROVIDER_API_KEY=fake", "COPILOT_MODEL=gpt-4.1", "GATEHOUSE_TOKEN=" + f.token},
+		limit, f.model.Summary)
 }
 
 // waitPrompt waits for the prompt Copilot's hook parked, in the session Gatehouse made
 // for Copilot's sessionId, failing at once if Copilot exits first.
-func (f *copilotFixture) waitPrompt(t *testing.T, run *copilotRun, within time.Duration) (string, models.Elicitation) {
+func (f *copilotFixture) waitPrompt(t *testing.T, run *agentRun, within time.Duration) (string, models.Elicitation) {
 	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		list := f.srv.Client(copilotDeveloper).Do(t, http.MethodGet, "/v1/sessions", nil).JSON(t)
-		sessions, _ := list["sessions"].([]any)
-		for _, s := range sessions {
-			sid, _ := s.(map[string]any)["id"].(string)
-			sess, err := f.srv.App.Store.GetSession(ctx, sid)
-			if err != nil {
-				t.Fatalf("session %s: %v", sid, err)
-			}
-			pending, err := f.srv.App.Store.PendingInSubtree(ctx, sess.Path)
-			if err != nil {
-				t.Fatalf("pending prompts: %v", err)
-			}
-			if len(pending) > 0 {
-				return sid, pending[0]
-			}
-		}
-		select {
-		case <-run.done:
-			t.Fatalf("copilot exited (%v) before Gatehouse asked a person\n%s", run.err, run.Output())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	t.Fatalf("no pending prompt within %s", within)
-	return "", models.Elicitation{}
+	return waitAgentPrompt(t, f.srv, copilotDeveloper, run, within)
 }
 
 // TestCopilotApprove: real Copilot (--allow-all-tools) asks to run a command; its

@@ -1,9 +1,7 @@
 package clienttest
 
 import (
-	"bytes"
 	"context"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,104 +88,21 @@ func (f *geminiFixture) shortenTimeout(t *testing.T, ms, within string) {
 	}
 }
 
-// geminiRun is one running `gemini -p`.
-type geminiRun struct {
-	stdout, stderr bytes.Buffer
-	done           chan struct{}
-	err            error
-}
-
-func (r *geminiRun) Output() string {
-	select {
-	case <-r.done:
-		return "stdout:\n" + r.stdout.String() + "\nstderr:\n" + r.stderr.String()
-	default:
-		return "(gemini still running)"
-	}
-}
-
-func (r *geminiRun) Wait(t *testing.T, within time.Duration) {
-	t.Helper()
-	select {
-	case <-r.done:
-	case <-time.After(within):
-		t.Fatalf("gemini did not exit within %s\n%s", within, r.Output())
-	}
-}
-
 // start runs `gemini -p prompt --yolo` headless and offline against the fake model
 // (PROTOCOLS.md): every tool is allowed by Gemini itself, so only the BeforeTool hook
 // stands between the model and the command.
-func (f *geminiFixture) start(t *testing.T, prompt string, limit time.Duration) *geminiRun {
+func (f *geminiFixture) start(t *testing.T, prompt string, limit time.Duration) *agentRun {
 	t.Helper()
-	bin := testnpm.NodeModule(t, geminiBin)
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	cmd := exec.CommandContext(ctx, bin, "-p", prompt, "--yolo")
-	cmd.Dir = f.work
-	cmd.WaitDelay = 5 * time.Second
-	dead := claudeDeadProxy(t)
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + f.home,
-		"TMPDIR=" + f.home,
-		"GOOGLE_GEMINI_BASE_URL=" + f.model.URL,
-		"GEMINI_API_KEY=fake",
-		"GEMINI_CLI_TRUST_WORKSPACE=true",
-		"GATEHOUSE_TOKEN=" + f.token,
-		"HTTP_PROXY=" + dead, "HTTPS_PROXY=" + dead, "http_proxy=" + dead, "https_proxy=" + dead,
-		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
-	}
-	r := &geminiRun{done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	go func() {
-		r.err = cmd.Wait()
-		close(r.done)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-r.done
-		if t.Failed() || testing.Verbose() {
-			t.Logf("gemini exited: %v\n%s\nmodel requests:\n%s", r.err, r.Output(), f.model.Summary())
-		}
-	})
-	return r
+	return startAgentRun(t, "gemini", testnpm.NodeModule(t, geminiBin), []string{"-p", prompt, "--yolo"}, f.work, f.home,
+		[]string{"GOOGLE_GEMINI_BASE_URL=" + f.model.URL, "GEMINI_API_KEY=fake", "GEMINI_CLI_TRUST_WORKSPACE=true", "GATEHOUSE_TOKEN=" + f.token},
+		limit, f.model.Summary)
 }
 
 // waitPrompt waits for the prompt Gemini's hook parked, in the session Gatehouse made
 // for Gemini's session_id, failing at once if Gemini exits first.
-func (f *geminiFixture) waitPrompt(t *testing.T, run *geminiRun, within time.Duration) (string, models.Elicitation) {
+func (f *geminiFixture) waitPrompt(t *testing.T, run *agentRun, within time.Duration) (string, models.Elicitation) {
 	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		list := f.srv.Client(geminiDeveloper).Do(t, http.MethodGet, "/v1/sessions", nil).JSON(t)
-		sessions, _ := list["sessions"].([]any)
-		for _, s := range sessions {
-			sid, _ := s.(map[string]any)["id"].(string)
-			sess, err := f.srv.App.Store.GetSession(ctx, sid)
-			if err != nil {
-				t.Fatalf("session %s: %v", sid, err)
-			}
-			pending, err := f.srv.App.Store.PendingInSubtree(ctx, sess.Path)
-			if err != nil {
-				t.Fatalf("pending prompts: %v", err)
-			}
-			if len(pending) > 0 {
-				return sid, pending[0]
-			}
-		}
-		select {
-		case <-run.done:
-			t.Fatalf("gemini exited (%v) before Gatehouse asked a person\n%s", run.err, run.Output())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	t.Fatalf("no pending prompt within %s", within)
-	return "", models.Elicitation{}
+	return waitAgentPrompt(t, f.srv, geminiDeveloper, run, within)
 }
 
 // TestGeminiApprove: real Gemini CLI (--yolo) asks to run a command; its BeforeTool
