@@ -56,12 +56,7 @@ func startACPAgent(t *testing.T, gatehouse, home string, agent, env []string, fl
 	cmd := exec.CommandContext(ctx, gatehouse, args...)
 	cmd.Dir = home
 	cmd.WaitDelay = 5 * time.Second
-	dead := claudeDeadProxy(t)
-	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home,
-		"HTTP_PROXY=" + dead, "HTTPS_PROXY=" + dead, "http_proxy=" + dead, "https_proxy=" + dead,
-		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
-	}, env...)
+	cmd.Env = append(offlineEnv(t, home), env...)
 	e := &acpEditor{t: t, cmd: cmd, more: make(chan struct{}), done: make(chan struct{})}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -31,12 +31,7 @@ func startAgentRun(t *testing.T, name, bin string, args []string, dir, home stri
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.WaitDelay = 5 * time.Second
-	dead := claudeDeadProxy(t)
-	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home,
-		"HTTP_PROXY=" + dead, "HTTPS_PROXY=" + dead, "http_proxy=" + dead, "https_proxy=" + dead,
-		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
-	}, env...)
+	cmd.Env = append(offlineEnv(t, home), env...)
 	r := &agentRun{name: name, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
 	if err := cmd.Start(); err != nil {
@@ -59,6 +54,17 @@ func startAgentRun(t *testing.T, name, bin string, args []string, dir, home stri
 		}
 	})
 	return r
+}
+
+// offlineEnv is an agent's environment with nothing but loopback reachable: PATH,
+// HOME and TMPDIR=home, and every proxy variable pointing at a closed loopback port.
+func offlineEnv(t *testing.T, home string) []string {
+	dead := claudeDeadProxy(t)
+	return []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home,
+		"HTTP_PROXY=" + dead, "HTTPS_PROXY=" + dead, "http_proxy=" + dead, "https_proxy=" + dead,
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
+	}
 }
 
 // Output is what the run printed, once it has exited.
