@@ -24,7 +24,8 @@ func TestEmptyInboxOnboarding(t *testing.T) {
 		cmds := p.testid("setup-command")
 		var got []string
 		cmds.Each(func(_ int, s *goquery.Selection) { got = append(got, strings.TrimSpace(s.Text())) })
-		for _, want := range []string{"gatehouse setup claude --install --url " + srv.URL, "gatehouse setup codex --install --url " + srv.URL} {
+		for _, want := range []string{"gatehouse setup claude --install --url " + srv.URL, "gatehouse setup codex --install --url " + srv.URL,
+			"gatehouse bridge opencode --server http://127.0.0.1:4096 --url " + srv.URL, "gatehouse acp --url " + srv.URL + " -- "} {
 			if !strings.Contains(strings.Join(got, "\n"), want) {
 				t.Errorf("onboarding lacks %q; has %q", want, got)
 			}

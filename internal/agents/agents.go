@@ -49,6 +49,15 @@ type Bridged interface {
 	Bridged()
 }
 
+// Connector is implemented by a bridged agent a person connects with a command of their
+// own rather than installed settings (`gatehouse bridge opencode …`, `gatehouse acp …`):
+// the onboarding shows it beside the setup commands.
+type Connector interface {
+	Agent
+	// ConnectCommand is that command for the Gatehouse at base.
+	ConnectCommand(base string) string
+}
+
 // Registry is the set of agents, by name.
 type Registry struct {
 	list []Agent

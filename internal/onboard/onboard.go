@@ -38,11 +38,16 @@ type Setup struct {
 	Vendor, Command string
 }
 
-// SetupCommands are the `gatehouse setup <agent> --install` commands for every agent
-// in the registry that installs settings, pointed at base (this server's URL).
+// SetupCommands are the commands that connect each agent of the registry to base
+// (this server's URL): `gatehouse setup <agent> --install` for one that installs
+// settings, its own command for a bridged one that has one (agents.Connector).
 func (s *Service) SetupCommands(base string) []Setup {
 	var out []Setup
 	for _, a := range s.Agents.All() {
+		if c, ok := a.(agents.Connector); ok {
+			out = append(out, Setup{Vendor: a.Vendor(), Command: c.ConnectCommand(base)})
+			continue
+		}
 		_, err := a.Settings(models.SettingsOptions{URL: base, Command: "gatehouse", Wait: time.Hour})
 		if errors.Is(err, models.ErrNoSettings) {
 			continue

@@ -49,6 +49,12 @@ func (Agent) Deny(payload []byte, _ string) ([]byte, bool) {
 // Bridged marks the agent: its requests come through `gatehouse acp`, not a hook.
 func (Agent) Bridged() {}
 
+// ConnectCommand is what goes in front of an ACP agent's command in the editor's
+// settings (docs/agents/acp.md).
+func (Agent) ConnectCommand(base string) string {
+	return "gatehouse acp --url " + base + " -- <agent command, e.g. npx @zed-industries/claude-code-acp>"
+}
+
 // Settings: an ACP agent is set up in the editor, by putting `gatehouse acp --` in
 // front of the agent's command (docs/agents/acp.md); there is no file to install.
 func (Agent) Settings(models.SettingsOptions) (models.Settings, error) {

@@ -26,6 +26,11 @@ func (Agent) Events() []string { return []string{EventAsked} }
 // (agents.Bridged): `gatehouse hook` has nothing to forward for it.
 func (Agent) Bridged() {}
 
+// ConnectCommand runs the bridge beside `opencode serve` (its default port 4096).
+func (Agent) ConnectCommand(base string) string {
+	return "gatehouse bridge opencode --server http://127.0.0.1:4096 --url " + base
+}
+
 // Decode reads a permission.asked event's properties (or the whole event), or a
 // permission.replied event, which withdraws the prompt of the request it answers
 // (someone answered in OpenCode itself). event "" is the body's.
