@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"time"
-
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -40,8 +38,8 @@ func (s *Server) rulesData(c echo.Context) (views.RulesPage, error) {
 	if err != nil {
 		return views.RulesPage{}, err
 	}
-	d := views.RulesPage{Chrome: s.chrome(c, "Rules", "rules"), CSRF: s.csrfToken(c), CanGlobal: svc.MayMakeGlobal(userOf(c)), Now: time.Now()}
 	now := svc.Now()
+	d := views.RulesPage{Chrome: s.chrome(c, "Rules", "rules"), CSRF: s.csrfToken(c), CanGlobal: svc.MayMakeGlobal(userOf(c)), Now: now}
 	for i := range rows {
 		v := rules.ViewOf(&rows[i], now)
 		d.Rules = append(d.Rules, views.RuleRow{ID: v.ID, Effect: v.Effect, Tool: v.Tool, MatchKind: v.Match.Kind,
