@@ -7,10 +7,13 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -46,7 +49,30 @@ func (p *pprofClient) fetch(path string) (*profile.Profile, error) {
 		b, _ := io.ReadAll(resp.Body)
 		return nil, fmt.Errorf("%s: %d %s", path, resp.StatusCode, b)
 	}
-	return profile.Parse(resp.Body)
+	prof, err := profile.Parse(resp.Body)
+	if err == nil {
+		keepProfile(path, prof)
+	}
+	return prof, err
+}
+
+// profiles counts the profiles kept in $GATEHOUSE_BENCH_PROFILE_DIR.
+var profiles atomic.Int64
+
+// keepProfile writes prof into the folder $GATEHOUSE_BENCH_PROFILE_DIR names, when it
+// is set, for `go tool pprof` to show what a `why` note only sums up.
+func keepProfile(path string, prof *profile.Profile) {
+	dir := os.Getenv("GATEHOUSE_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	kind, _, _ := strings.Cut(strings.TrimPrefix(path, "/debug/pprof/"), "?")
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%02d-%s.pb.gz", profiles.Add(1), kind)))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = prof.Write(f)
 }
 
 // cpuDuring profiles the server's CPU for d (whole seconds, at least one) while run

@@ -74,13 +74,7 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d models.Dec
 	start := time.Now()
 	done, err := s.store.DecideElicitation(ctx, id, sessionID, d)
 	if done != nil && d.Status == models.StatusResolved {
-		took := time.Since(start)
-		s.mu.Lock()
-		timed := append([]func(time.Duration){}, s.onCommit...)
-		s.mu.Unlock()
-		for _, f := range timed {
-			f(took)
-		}
+		s.committed(time.Since(start))
 	}
 	if err != nil {
 		// The commit may have happened even so: let every waiter re-read the row.
@@ -96,12 +90,7 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d models.Dec
 	// decision — the woken request's answer, the resolved event — so an observer never
 	// sees a decision the metrics have not counted yet. They must not block (a few
 	// counter increments; forwarding is asynchronous).
-	s.mu.Lock()
-	hooks := append([]func(*models.Elicitation){}, s.onResolved...)
-	s.mu.Unlock()
-	for _, h := range hooks {
-		h(done)
-	}
+	s.run(&s.onResolved, done)
 	// Then wake the parked request: it is the one a person is waiting on. This
 	// process committed the decision, so it hands over the decided row directly;
 	// other replicas learn through the bus and re-read.
@@ -181,21 +170,36 @@ func RowRequestEvent(row *models.Elicitation, viewer string) map[string]any {
 }
 
 func (s *Service) publishRequest(sess *models.Session, eid string, params map[string]any) {
+	if evs, chain := s.requestEvents(sess, eid, params); evs != nil {
+		s.bus.Publish(chain, evs)
+	}
+}
+
+// requestEvents are the request events of prompt eid of sess for sess and every
+// ancestor, and those sessions (nil when the params cannot be encoded: logged).
+func (s *Service) requestEvents(sess *models.Session, eid string, params map[string]any) ([]stream.Event, []string) {
 	chain := append(sess.AncestorIDs(), sess.ID)
 	evs := make([]stream.Event, len(chain))
 	for i, viewer := range chain {
 		data, err := json.Marshal(RequestEvent(eid, sess.ID, viewer, params))
 		if err != nil {
 			s.log.Error("encode request event", "elicitation_id", eid, "err", err)
-			return
+			return nil, nil
 		}
 		evs[i] = stream.Event{Type: EventRequest, Data: data, ElicitationID: eid, Stage: models.LoggedRequest}
 	}
-	s.bus.Publish(chain, evs)
+	return evs, chain
 }
 
 // publishResolved announces that prompt eid of sess ended, on sess and every ancestor.
 func (s *Service) publishResolved(sess *models.Session, eid string) {
+	evs, chain := resolvedEvents(sess, eid)
+	s.bus.Publish(chain, evs)
+}
+
+// resolvedEvents are the events saying prompt eid of sess ended, for sess and every
+// ancestor, and those sessions.
+func resolvedEvents(sess *models.Session, eid string) ([]stream.Event, []string) {
 	data, _ := json.Marshal(map[string]string{"type": EventResolved, "elicitation_id": eid})
 	ev := stream.Event{Type: EventResolved, Data: data, ElicitationID: eid, Stage: models.LoggedResolved}
 	chain := append(sess.AncestorIDs(), sess.ID)
@@ -203,7 +207,7 @@ func (s *Service) publishResolved(sess *models.Session, eid string) {
 	for i := range evs {
 		evs[i] = ev
 	}
-	s.bus.Publish(chain, evs)
+	return evs, chain
 }
 
 // PendingFor lists the pending prompts of sess and all its descendants, oldest first,

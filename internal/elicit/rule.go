@@ -3,17 +3,94 @@ package elicit
 import (
 	"context"
 	"encoding/json"
+	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/ids"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // DecideByRule records a verdict a Gatehouse rule gives without asking anyone: the
-// prompt is opened (or re-attached, for a retry with the same id) and decided at once
-// with resolved_via "rule", the rule's id and by (the person who made the rule), so
-// the audit trail and every page show the automatic decision like any other. When the
-// prompt was already decided — a retry of a request decided earlier — that verdict
-// stands and is returned instead.
+// prompt is stored already decided, with resolved_via "rule", the rule's id and by (the
+// person who made the rule), so the audit trail and every page show the automatic
+// decision like any other. It returns once the decision, its audit chain link and the
+// rule's fire count are committed: the answer it gives never runs ahead of its record.
+//
+// A prompt with an id of its own (a retry that may re-attach: Claude's
+// _gatehouse_elicitation_id, a Codex app-server's request id) is opened first; when it
+// was already decided, that verdict stands and is returned instead.
 func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, by, ruleID string) (Ended, error) {
+	if p.ID != "" {
+		return s.decideOpenedByRule(ctx, p, r, by, ruleID)
+	}
+	p.ID = ids.New(ids.ElicitationPrefix)
+	row, params, err := s.newRow(p, false)
+	if err != nil {
+		return Ended{}, err
+	}
+	// Both databases keep microseconds; the chain hashes the row as stored.
+	now := row.CreatedAt.UTC().Truncate(time.Microsecond)
+	action, via := r.Action, models.ViaRule
+	row.CreatedAt, row.ExpiresAt = now, row.ExpiresAt.UTC().Truncate(time.Microsecond)
+	row.Status, row.Action, row.ResolvedBy, row.ResolvedVia, row.ResolvedAt, row.RuleID =
+		models.StatusResolved, &action, &by, &via, &now, &ruleID
+	if r.Content != nil {
+		if row.Content, err = json.Marshal(r.Content); err != nil {
+			return Ended{}, err
+		}
+	}
+	// Its events are logged in the same commit, so the row starts out logged (and, as
+	// a prompt answered before anyone was told, needing no notification).
+	row.Logged, row.Notified = models.LoggedResolved, models.NotifiedAll
+	q := &queuedRow{row: row}
+	reqs, chain := s.requestEvents(p.Session, row.ID, params)
+	ends, _ := resolvedEvents(p.Session, row.ID)
+	if reqs != nil {
+		q.sessions, q.events = append(chain, chain...), append(reqs, ends...)
+		for i := range q.events {
+			q.events[i].Stage = 0 // no stage to claim: the row is inserted logged
+		}
+	}
+	stored, err := s.ruled.store(ctx, q)
+	if err != nil {
+		return Ended{}, err
+	}
+	s.log.Info("elicitation decided by rule", "session_id", stored.SessionID, "elicitation_id", stored.ID,
+		"origin", stored.Origin, "action", r.Action, "rule_id", ruleID)
+	return endedOf(stored), nil
+}
+
+// commitDecided is the group commit of rule-decided rows: one transaction stores them
+// all with the events announcing their requests and their ends; then — before any of
+// their requests is answered, as for every prompt — the callbacks see them and the
+// events are delivered.
+func (s *Service) commitDecided(ctx context.Context, batch []*queuedRow) error {
+	rows := make([]*models.Elicitation, len(batch))
+	var sessions []string
+	var events []stream.Event
+	for i, q := range batch {
+		rows[i] = q.row
+		sessions, events = append(sessions, q.sessions...), append(events, q.events...)
+	}
+	return s.bus.PublishIn(sessions, events, func(evs []models.LoggedEvent, notify func([]models.SessionEvent) (string, string)) ([]models.SessionEvent, error) {
+		start := time.Now()
+		stored, logged, err := s.store.InsertDecided(ctx, rows, evs, notify)
+		if err != nil {
+			return nil, err
+		}
+		s.committed(time.Since(start))
+		for i, q := range batch {
+			q.stored = stored[i]
+			s.run(&s.onOpened, q.stored)
+			s.run(&s.onResolved, q.stored)
+		}
+		return logged, nil
+	})
+}
+
+// decideOpenedByRule is DecideByRule for a prompt that may exist already: open it (or
+// re-attach), then decide it unless it was decided before.
+func (s *Service) decideOpenedByRule(ctx context.Context, p Prompt, r models.Verdict, by, ruleID string) (Ended, error) {
 	row, err := s.Open(ctx, p)
 	if err != nil {
 		return Ended{}, err

@@ -30,6 +30,11 @@ type Store interface {
 	// DecideElicitation commits d when the row is still pending, with its audit chain
 	// row and, for a rule's decision (models.ViaRule), the rule's fire count.
 	DecideElicitation(ctx context.Context, id, sessionID string, d models.Decision) (*models.Elicitation, error)
+	// InsertDecided stores rows decided as they were opened (a rule's answers) in one
+	// commit, each with its audit chain row and its rule's fire count, and the events
+	// evs announcing them; it returns the rows as stored and the events' log rows.
+	InsertDecided(ctx context.Context, rows []*models.Elicitation, evs []models.LoggedEvent,
+		notify func(rows []models.SessionEvent) (channel, payload string)) ([]*models.Elicitation, []models.SessionEvent, error)
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
 	ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error)
@@ -86,7 +91,9 @@ type Service struct {
 	mu         sync.Mutex
 	onResolved []func(e *models.Elicitation)
 	onOpened   []func(e *models.Elicitation)
-	onCommit   []func(took time.Duration)
+	// ruled commits the rows rules decide, grouping concurrent ones (DecideByRule).
+	ruled    *groupCommit
+	onCommit []func(took time.Duration)
 
 	// shutdown is closed when the server stops: every parked request answers at once.
 	shutdown     chan struct{}
@@ -119,6 +126,7 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 		store: st, bus: bus, clock: o.Clock, timeout: o.Timeout, grace: o.Grace, log: o.Log,
 		waiters: newWaiters(), parks: newParkCounts(o.MaxParkedPerPerson), answerWait: o.AnswerWait, shutdown: make(chan struct{}),
 	}
+	s.ruled = &groupCommit{commit: s.commitDecided}
 	bus.OnDecided(s.waiters.wake)
 	return s
 }
@@ -147,6 +155,26 @@ func (s *Service) OnVerdictCommitted(f func(took time.Duration)) {
 	s.mu.Lock()
 	s.onCommit = append(s.onCommit, f)
 	s.mu.Unlock()
+}
+
+// run calls the callbacks registered in *hooks (OnOpened, OnResolved) with row.
+func (s *Service) run(hooks *[]func(*models.Elicitation), row *models.Elicitation) {
+	s.mu.Lock()
+	fs := append([]func(*models.Elicitation){}, *hooks...)
+	s.mu.Unlock()
+	for _, f := range fs {
+		f(row)
+	}
+}
+
+// committed tells the OnVerdictCommitted callbacks how long a verdict's commit took.
+func (s *Service) committed(took time.Duration) {
+	s.mu.Lock()
+	fs := append([]func(time.Duration){}, s.onCommit...)
+	s.mu.Unlock()
+	for _, f := range fs {
+		f(took)
+	}
 }
 
 // Now is the core's clock (injected in tests): the time pages show against deadlines.
@@ -247,6 +275,28 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 			return nil, err
 		}
 	}
+	row, params, err := s.newRow(p, waited)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.InsertElicitation(ctx, row); err != nil {
+		if errors.Is(err, errs.ErrConflict) {
+			// A concurrent retry with the same id inserted first: attach to it.
+			return s.open(ctx, p, false, waited)
+		}
+		return nil, err
+	}
+	s.log.Info("elicitation parked", "session_id", row.SessionID, "elicitation_id", row.ID, "origin", row.Origin)
+	// Callbacks (metrics) run before the prompt is published, so whoever sees it on a
+	// stream also sees it counted.
+	s.run(&s.onOpened, row)
+	s.publishRequest(p.Session, row.ID, params)
+	return row, nil
+}
+
+// newRow is the pending row Open stores for p (its id chosen), and the params the
+// request event carries: the prompt's own and the approval page's path.
+func (s *Service) newRow(p Prompt, waited bool) (*models.Elicitation, map[string]any, error) {
 	timeout := p.Timeout
 	if timeout <= 0 || timeout > s.timeout {
 		timeout = s.timeout
@@ -262,7 +312,7 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 	}
 	raw, err := json.Marshal(params)
 	if err != nil {
-		return nil, errs.Invalid("params", "cannot encode: %v", err)
+		return nil, nil, errs.Invalid("params", "cannot encode: %v", err)
 	}
 	now := s.clock.Now()
 	row := &models.Elicitation{
@@ -282,24 +332,7 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 	if p.TokenID != "" {
 		row.TokenID = &p.TokenID
 	}
-	if err := s.store.InsertElicitation(ctx, row); err != nil {
-		if errors.Is(err, errs.ErrConflict) {
-			// A concurrent retry with the same id inserted first: attach to it.
-			return s.open(ctx, p, false, waited)
-		}
-		return nil, err
-	}
-	s.log.Info("elicitation parked", "session_id", row.SessionID, "elicitation_id", row.ID, "origin", row.Origin)
-	// Callbacks (metrics) run before the prompt is published, so whoever sees it on a
-	// stream also sees it counted.
-	s.mu.Lock()
-	hooks := append([]func(*models.Elicitation){}, s.onOpened...)
-	s.mu.Unlock()
-	for _, h := range hooks {
-		h(row)
-	}
-	s.publishRequest(p.Session, row.ID, params)
-	return row, nil
+	return row, params, nil
 }
 
 // ErrClientGone is returned by a wait when the caller's context ended (the HTTP client

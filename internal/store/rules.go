@@ -28,10 +28,31 @@ func (s *Store) GetRule(ctx context.Context, id string) (*models.Rule, error) {
 // indexed query — so a rule revoked on any replica stops applying on every replica at
 // once, with no cache to invalidate.
 func (s *Store) LiveRulesForTool(ctx context.Context, tool string, now time.Time) ([]models.Rule, error) {
-	var rows []models.Rule
-	err := s.ctx(ctx).Where("tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", tool, now).
-		Order("created_at, id").Find(&rows).Error
-	return rows, err
+	// database/sql directly: this read is on the path of every hook, and GORM's
+	// reflection over the rows cost several times the query itself.
+	db, err := s.db.DB()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, s.rebind(`SELECT id, effect, tool, match_kind, pattern, match_argument, scope_kind,
+		scope_value, timeout_seconds, on_timeout, note, created_by, created_at, expires_at, revoked_at, revoked_by,
+		fire_count, last_fired_at FROM rules
+		WHERE tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id`), tool, now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []models.Rule
+	for rows.Next() {
+		var r models.Rule
+		if err := rows.Scan(&r.ID, &r.Effect, &r.Tool, &r.MatchKind, &r.Pattern, &r.MatchArgument, &r.ScopeKind,
+			&r.ScopeValue, &r.TimeoutSeconds, &r.OnTimeout, &r.Note, &r.CreatedBy, &r.CreatedAt, &r.ExpiresAt,
+			&r.RevokedAt, &r.RevokedBy, &r.FireCount, &r.LastFiredAt); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // ListRules lists the rules f selects, newest first.

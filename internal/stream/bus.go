@@ -11,6 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // Event is one frame on a session stream.
@@ -35,6 +37,12 @@ type Bus interface {
 	// Publish delivers ev to the subscribers of each session id in order.
 	// events[i] goes to sessions[i], so ancestors can get their own copy.
 	Publish(sessions []string, events []Event)
+	// PublishIn is Publish for events a caller logs in its own transaction, beside
+	// writes of its own (one commit instead of two): write appends the events it is
+	// given (with notify, when set, as EventLog.AppendEvents) and commits. When write
+	// returns without an error the events are delivered as Publish delivers them, in log
+	// order; otherwise nothing is, and its error is returned.
+	PublishIn(sessions []string, events []Event, write AppendFunc) error
 	// Subscribe registers a subscriber on a session. Cancel must be called when done.
 	Subscribe(session string, buffer int) *Subscription
 	// SubscribeMany registers one subscriber on several sessions (the inbox follows the
@@ -191,6 +199,19 @@ func (b *Local) Publish(sessions []string, events []Event) {
 			b.offer(s, d)
 		}
 	}
+}
+
+// AppendFunc appends evs to the durable log in its caller's transaction and returns
+// their rows, aligned with evs; notify as for EventLog.AppendEvents.
+type AppendFunc func(evs []models.LoggedEvent, notify func(rows []models.SessionEvent) (channel, payload string)) ([]models.SessionEvent, error)
+
+// PublishIn implements Bus: with no log, nothing is given to write.
+func (b *Local) PublishIn(sessions []string, events []Event, write AppendFunc) error {
+	if _, err := write(nil, nil); err != nil {
+		return err
+	}
+	b.Publish(sessions, events)
+	return nil
 }
 
 func dedupe(ids []string) []string {

@@ -62,6 +62,19 @@ func (d *Durable) Publish(sessions []string, events []Event) {
 	d.Local.Publish(sessions, events)
 }
 
+// PublishIn implements Bus: the append and the fan-out happen under the lock Publish
+// takes, so the caller's events keep their place in the log's order.
+func (d *Durable) PublishIn(sessions []string, events []Event, write AppendFunc) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rows, err := write(toLogged(sessions, events), nil)
+	if err != nil {
+		return err
+	}
+	d.Local.Publish(logged(sessions, events, rows))
+	return nil
+}
+
 // Resume implements Bus.
 func (d *Durable) Resume(ctx context.Context, session string, after int64) ([]Event, bool, error) {
 	return resume(ctx, d.st, session, after)

@@ -116,13 +116,7 @@ func (p *Postgres) wake(id string) {
 func (p *Postgres) Publish(sessions []string, events []Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := p.st.AppendEvents(ctx, toLogged(sessions, events), func(rows []models.SessionEvent) (string, string) {
-		ids := make([]string, len(rows))
-		for i, r := range rows {
-			ids[i] = strconv.FormatInt(r.ID, 10)
-		}
-		return pgEventsChannel, strings.Join(ids, ",")
-	})
+	_, err := p.st.AppendEvents(ctx, toLogged(sessions, events), announce)
 	if err != nil {
 		// A prompt's lifecycle event is logged, and announced to every replica, by the
 		// repair sweep once the database takes writes again; any other event at least
@@ -130,6 +124,23 @@ func (p *Postgres) Publish(sessions []string, events []Event) {
 		p.log.Error("publish stream events", "err", err)
 		p.local.Publish(unstaged(sessions, events))
 	}
+}
+
+// PublishIn implements Bus: the caller's transaction sends the NOTIFY every replica
+// (this one included) delivers the events from, at its commit.
+func (p *Postgres) PublishIn(sessions []string, events []Event, write AppendFunc) error {
+	_, err := write(toLogged(sessions, events), announce)
+	return err
+}
+
+// announce is the NOTIFY naming logged event rows, which every replica's listener
+// reads and delivers.
+func announce(rows []models.SessionEvent) (channel, payload string) {
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = strconv.FormatInt(r.ID, 10)
+	}
+	return pgEventsChannel, strings.Join(ids, ",")
 }
 
 // Decided implements Bus: local waiters wake at once. Other replicas hear of every
