@@ -95,11 +95,7 @@ func replicaBurst(reps []*proc, watcher *proc, db *sql.DB, sid string, n int) (b
 		go func() {
 			defer rw.Done()
 			for i := range work {
-				action := "accept"
-				if i%2 == 1 {
-					action = "decline"
-				}
-				postJSON(ctx, hc, reps[(i+1)%len(reps)].URL+"/v1/sessions/"+sid+"/elicitations/"+ids[i]+"/resolve", map[string]any{"action": action})
+				postJSON(ctx, hc, reps[(i+1)%len(reps)].URL+"/v1/sessions/"+sid+"/elicitations/"+ids[i]+"/resolve", map[string]any{"action": alternateVerdict(i)})
 			}
 		}()
 	}
@@ -115,16 +111,33 @@ func replicaBurst(reps []*proc, watcher *proc, db *sql.DB, sid string, n int) (b
 	f.VerdictRate = float64(n) / time.Since(v0).Seconds()
 	rw.Wait()
 	f.Peak, f.PeakBy = conns.finish()
+	f.Correct = answeredCorrectly(results)
+	return f, nil
+}
+
+// alternateVerdict is the verdict the bench gives the i-th of many parked prompts:
+// accept, decline, accept, … — so an answer crossed with another's shows.
+func alternateVerdict(i int) string {
+	if i%2 == 1 {
+		return "decline"
+	}
+	return "accept"
+}
+
+// answeredCorrectly counts the hooks whose answer ("CODE BODY") is the one
+// alternateVerdict(i) calls for: a 200 allowing or denying.
+func answeredCorrectly(results []string) int {
+	n := 0
 	for i, r := range results {
 		want := `"behavior":"allow"`
-		if i%2 == 1 {
+		if alternateVerdict(i) == "decline" {
 			want = `"behavior":"deny"`
 		}
 		if strings.HasPrefix(r, "200 ") && strings.Contains(r, want) {
-			f.Correct++
+			n++
 		}
 	}
-	return f, nil
+	return n
 }
 
 // burstRows adds the burst's rows: f over the three replicas, one the same burst on
