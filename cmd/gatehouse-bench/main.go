@@ -49,8 +49,20 @@ func main() {
 	peerDir := flag.String("peer-dir", defPeerDir, "folder of the peer app (FastAPI + asyncio futures), relative to the working directory; empty: no peer (default from $"+peerDirEnv+")")
 	peerPython := flag.String("peer-python", "/usr/bin/python3", "python with Debian's python3-fastapi and python3-uvicorn, to run the peer")
 	autoOnly := flag.Bool("auto-only", false, "measure only the auto-answered requests (rule-answered hook, policies/evaluate, MCP tools/call) and their baselines")
+	replicasOnly := flag.Bool("replicas-only", false, "measure only three replicas on one Postgres database (verdict on one wakes a request parked on another, connections, NOTIFY throughput)")
+	replicaRounds := flag.Int("replica-rounds", 1000, "park on C → verdict on A rounds across three replicas on Postgres (0: skip the replica rows)")
+	replicaBurst := flag.Int("replica-burst", 300, "requests parked at once over the three replicas (and on one of them alone)")
 	flag.Parse()
 	raiseFileLimit()
+	replicaOpts := replicaOptions{Rounds: *replicaRounds, Same: *replicaRounds / 5, Burst: *replicaBurst}
+	if *replicasOnly {
+		header()
+		fmt.Println()
+		t := &table{noPeer: true}
+		runReplicas(t, *bin, *pgAdmin, replicaOpts)
+		t.print(os.Stdout)
+		return
+	}
 
 	t := &table{}
 	self, _ := os.Executable()
@@ -78,7 +90,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gatehouse-bench: peer "+peerNote+"; going on without the peer column")
 	}
 
-	fmt.Printf("Gatehouse benchmark — %s, %d CPU, %s/%s, %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel())
+	header()
 	if peer != nil {
 		fmt.Printf("peer: %s, %s\n", *peerDir, peerVersions)
 	}
@@ -181,8 +193,18 @@ func main() {
 			}
 		}
 		fmt.Fprintf(os.Stderr, "%s done\n", db)
+		if db == "postgres" && *replicaRounds > 0 {
+			t0 := time.Now()
+			runReplicas(t, *bin, *pgAdmin, replicaOpts)
+			fmt.Fprintf(os.Stderr, "%s done in %s\n", replicasDB, time.Since(t0).Round(time.Second))
+		}
 	}
 	t.print(os.Stdout)
+}
+
+// header is the table's first line: the day and the machine.
+func header() {
+	fmt.Printf("Gatehouse benchmark — %s, %d CPU, %s/%s, %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel())
 }
 
 // freshDB makes an empty database of the given kind.

@@ -206,11 +206,7 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 		go func() {
 			defer rw.Done()
 			for i := range work {
-				action := "accept"
-				if i%2 == 1 {
-					action = "decline"
-				}
-				postJSON(context.Background(), hc, base+"/v1/sessions/"+sid+"/elicitations/"+ids[i]+"/resolve", map[string]any{"action": action})
+				postJSON(context.Background(), hc, base+"/v1/sessions/"+sid+"/elicitations/"+ids[i]+"/resolve", map[string]any{"action": alternateVerdict(i)})
 			}
 		}()
 	}
@@ -226,15 +222,7 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 	case <-time.After(2 * time.Minute):
 		return res, fmt.Errorf("not every parked request answered within 2 minutes of its verdict")
 	}
-	for i, r := range results {
-		want := `"behavior":"allow"`
-		if i%2 == 1 {
-			want = `"behavior":"deny"`
-		}
-		if strings.HasPrefix(r, "200 ") && strings.Contains(r, want) {
-			res.Correct++
-		}
-	}
+	res.Correct = answeredCorrectly(results)
 	return res, nil
 }
 
