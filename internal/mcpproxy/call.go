@@ -80,7 +80,7 @@ func (p *Proxy) callTool(ctx context.Context, req Request, c mcp.Client, params 
 	ev.Hints = hints
 	res := p.policies.EvaluateContext(ctx, ev)
 	if res.Action == policy.Deny {
-		return nil, mcp.Errorf(mcp.CodeApplication, "Denied by policy: %s", res.Reason), nil
+		return nil, p.policyDenied(req, call, res), nil
 	}
 	if call.RequestState != "" {
 		return p.resume(ctx, req, c, call)
@@ -152,9 +152,9 @@ func (p *Proxy) settle(ctx context.Context, req Request, call mcp.ToolCall, how 
 		}
 		return p.run(ctx, req, call)
 	case row.Status == models.StatusResolved && row.Action != nil && *row.Action == models.ActionDecline:
-		return declinedResult(row), nil, nil
+		return declinedResult(req, row), nil, nil
 	}
-	return notDecidedResult(row), nil, nil
+	return notDecidedResult(req, row), nil, nil
 }
 
 // stillPending hands the client the approval again: input_required for 2026-07-28
