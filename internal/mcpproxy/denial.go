@@ -20,11 +20,17 @@ import (
 // offer; the context id, fresh for each denial, is logged so a person quoting it can
 // be told which policy refused what.
 func (p *Proxy) policyDenied(req Request, call mcp.ToolCall, res policy.Result) *mcp.Error {
+	msg, d := p.policyDenial(req, call, res)
+	return mcp.DeniedError(msg, d)
+}
+
+// policyDenial is a policy DENY's message and denial (logged with its context id).
+func (p *Proxy) policyDenial(req Request, call mcp.ToolCall, res policy.Result) (string, mcp.Denial) {
 	ctxID := ids.New("authz_")
 	p.o.Log.Info("mcp call denied by policy", "session_id", req.Session.ID, "tool", call.Name,
 		"policy", res.Policy, "authorization_context_id", ctxID)
-	return mcp.DeniedError("Denied by policy: "+res.Reason, mcp.Denial{Remediation: mcp.RemediationUnavailable,
-		ContextID: ctxID, Kind: mcp.DecidedByPolicy, DecidedBy: res.Policy, Reason: res.Reason})
+	return "Denied by policy: " + res.Reason, mcp.Denial{Remediation: mcp.RemediationUnavailable,
+		ContextID: ctxID, Kind: mcp.DecidedByPolicy, DecidedBy: res.Policy, Reason: res.Reason}
 }
 
 // declinedResult tells the client, as a tool error its model can read, who declined

@@ -71,19 +71,14 @@ func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.
 // decline, or with a form whose approved is false.
 func clientDeclined(call mcp.ToolCall, key string) bool {
 	raw, ok := call.InputResponses[key]
-	if !ok {
-		return false
-	}
-	var r struct {
-		Action  string `json:"action"`
-		Content struct {
-			Approved *bool `json:"approved"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(raw, &r) != nil {
-		return false
-	}
-	return r.Action == models.ActionDecline || (r.Action == models.ActionAccept && r.Content.Approved != nil && !*r.Content.Approved)
+	return ok && saidNo(raw)
+}
+
+// saidNo reports whether an answer to an approval request is a "no": decline, or the
+// form accepted with approved false.
+func saidNo(raw json.RawMessage) bool {
+	action, notApproved := mcp.ResponseAction(raw)
+	return action == models.ActionDecline || (action == models.ActionAccept && notApproved)
 }
 
 // promptMessage is the message a prompt was published with.
