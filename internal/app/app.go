@@ -205,7 +205,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	parks := park.New(core, ruleBook, park.DefaultSlots, park.RateBy(policies.Risk()))
 	proxy = mcpproxy.New(core, policies, mcpRunner, ups, mcp.NewStateSigner(secret), mcpproxy.Options{
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
-		InputTimeout: cfg.MCPInputTimeout, Log: log, Park: parks,
+		InputTimeout: cfg.MCPInputTimeout, Log: log, Park: parks, Tasks: st,
 	})
 	notifier, err := newNotifier(ctx, cfg, st, core, secret, log)
 	if err != nil {

@@ -80,7 +80,7 @@ func (p *Proxy) callTool(ctx context.Context, req Request, c mcp.Client, params 
 	ev.Hints = hints
 	res := p.policies.EvaluateContext(ctx, ev)
 	if res.Action == policy.Deny {
-		return nil, mcp.Errorf(mcp.CodeApplication, "Denied by policy: %s", res.Reason), nil
+		return nil, p.policyDenied(req, call, res), nil
 	}
 	if call.RequestState != "" {
 		return p.resume(ctx, req, c, call)
@@ -107,8 +107,11 @@ func callKey(sid, tool string, call mcp.ToolCall, toolUseID string) string {
 // about finds its prompt (by call key) instead of opening a second one, and this
 // client's way of being asked decides whether the call waits (held) or comes back.
 func (p *Proxy) ask(ctx context.Context, req Request, c mcp.Client, call mcp.ToolCall, ev policy.Event, res policy.Result, st Stream) (map[string]any, *mcp.Error, error) {
-	how := p.channelFor(c)
 	meta := mcp.ParseRequestMeta(call.Params)
+	if meta.Tasks && p.o.Tasks != nil {
+		return p.askAsTask(ctx, req, c, call, ev, res, meta)
+	}
+	how := p.channelFor(c)
 	prompt := elicit.Prompt{Session: req.Session, Origin: models.OriginPolicy, Person: req.User,
 		CallKey: callKey(req.Session.ID, call.Name, call, meta.ToolUseID),
 		Params:  policy.PromptParams(ev, res, how == askInputURL || how == askURLError || (how == askHold && p.o.Mode == mcp.ModeURL))}
@@ -152,9 +155,9 @@ func (p *Proxy) settle(ctx context.Context, req Request, call mcp.ToolCall, how 
 		}
 		return p.run(ctx, req, call)
 	case row.Status == models.StatusResolved && row.Action != nil && *row.Action == models.ActionDecline:
-		return declinedResult(row), nil, nil
+		return declinedResult(req, row), nil, nil
 	}
-	return notDecidedResult(row), nil, nil
+	return notDecidedResult(req, row), nil, nil
 }
 
 // stillPending hands the client the approval again: input_required for 2026-07-28

@@ -79,6 +79,11 @@ type Options struct {
 	// Gatehouse rules answer an ASK without asking anyone. Nil: a Service of its own
 	// with no rules.
 	Park *park.Service
+	// Tasks keeps MCP tasks: with it, a client that declares the Tasks extension on a
+	// call that needs approval is answered with a task. Nil: no tasks are offered.
+	Tasks TaskStore
+	// TaskPollInterval is the pace a task asks its client to poll at (default 5s).
+	TaskPollInterval time.Duration
 }
 
 // Proxy answers MCP requests for Gatehouse sessions.
@@ -111,6 +116,9 @@ func New(core *elicit.Service, policies *policy.Engine, runner Runner, upstreams
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 10 * time.Second
+	}
+	if o.TaskPollInterval <= 0 {
+		o.TaskPollInterval = 5 * time.Second
 	}
 	if policies == nil {
 		policies = policy.New()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/adapters/mcp"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
@@ -56,7 +55,7 @@ func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.
 				return p.settle(ctx, req, call, how, out.Row)
 			}
 		}
-		return mcp.TextResult("Declined at the MCP client; the tool did not run.", true), nil, nil
+		return clientDeclinedResult(req, row), nil, nil
 	}
 	if row.IsPending() {
 		// "accept" of a URL request only means the link was opened, and "cancel"
@@ -72,71 +71,14 @@ func (p *Proxy) resume(ctx context.Context, req Request, c mcp.Client, call mcp.
 // decline, or with a form whose approved is false.
 func clientDeclined(call mcp.ToolCall, key string) bool {
 	raw, ok := call.InputResponses[key]
-	if !ok {
-		return false
-	}
-	var r struct {
-		Action  string `json:"action"`
-		Content struct {
-			Approved *bool `json:"approved"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(raw, &r) != nil {
-		return false
-	}
-	return r.Action == models.ActionDecline || (r.Action == models.ActionAccept && r.Content.Approved != nil && !*r.Content.Approved)
+	return ok && saidNo(raw)
 }
 
-// declinedResult tells the client, as a tool error its model can read, who declined
-// the call and why.
-func declinedResult(row *models.Elicitation) map[string]any {
-	if row.ResolvedVia != nil && *row.ResolvedVia == models.ViaRule {
-		// A rule's deny names the rule (its feedback), never a person.
-		return mcp.TextResult(strings.TrimSpace(declineReason(row.Content)+" The tool did not run."), true)
-	}
-	who := "a person"
-	if row.ResolvedBy != nil && *row.ResolvedBy != "" {
-		who = *row.ResolvedBy
-	}
-	where := " in Gatehouse"
-	if row.ResolvedVia != nil && *row.ResolvedVia == models.ViaMCPClient {
-		where = " at the MCP client"
-	}
-	text := "Declined by " + who + where + "; the tool did not run."
-	if reason := declineReason(row.Content); reason != "" {
-		text = "Declined by " + who + where + ": " + reason + " (the tool did not run)"
-	}
-	return mcp.TextResult(text, true)
-}
-
-// notDecidedResult: the approval ended without a verdict (expired, abandoned,
-// cancelled); the tool did not run.
-func notDecidedResult(row *models.Elicitation) map[string]any {
-	why := "ended without a decision"
-	switch {
-	case row.Status == models.StatusExpired:
-		why = "expired before anyone decided"
-	case row.Status == models.StatusAbandoned:
-		why = "was abandoned before anyone decided"
-	case row.Action != nil && *row.Action == models.ActionCancel:
-		why = "was cancelled"
-	}
-	return mcp.TextResult("No approval: the request in Gatehouse "+why+"; the tool did not run.", true)
-}
-
-// declineReason reads the reason a person gave with a decline (the approval page's
-// feedback, or a reason/message key from the API).
-func declineReason(content json.RawMessage) string {
-	var m map[string]any
-	if json.Unmarshal(content, &m) != nil {
-		return ""
-	}
-	for _, k := range []string{"feedback", "reason", "message"} {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
+// saidNo reports whether an answer to an approval request is a "no": decline, or the
+// form accepted with approved false.
+func saidNo(raw json.RawMessage) bool {
+	action, notApproved := mcp.ResponseAction(raw)
+	return action == models.ActionDecline || (action == models.ActionAccept && notApproved)
 }
 
 // promptMessage is the message a prompt was published with.

@@ -39,7 +39,7 @@ func (p *Proxy) Serve(ctx context.Context, req Request, st Stream) (Reply, error
 	}
 	switch msg.Method {
 	case "server/discover":
-		return ok(mcp.Result(msg.ID, mcp.DiscoverResult(mcp.ServerInfo("")))), nil
+		return ok(mcp.Result(msg.ID, mcp.DiscoverResult(mcp.ServerInfo(""), p.o.Tasks != nil))), nil
 	case "ping":
 		return ok(mcp.Result(msg.ID, mcp.Complete(c, map[string]any{}))), nil
 	case "tools/list":
@@ -65,8 +65,20 @@ func (p *Proxy) Serve(ctx context.Context, req Request, st Stream) (Reply, error
 		if rpcErr != nil {
 			return ok(mcp.Fail(msg.ID, rpcErr)), nil
 		}
-		if res["resultType"] != "input_required" {
+		if rt := res["resultType"]; rt != "input_required" && rt != "task" {
 			res = mcp.Complete(c, res)
+		}
+		return ok(mcp.Result(msg.ID, res)), nil
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		if p.o.Tasks == nil {
+			break
+		}
+		res, rpcErr, err := p.serveTask(ctx, req, msg.Method, msg.Params)
+		if err != nil {
+			return limited(msg.ID, err)
+		}
+		if rpcErr != nil {
+			return ok(mcp.Fail(msg.ID, rpcErr)), nil
 		}
 		return ok(mcp.Result(msg.ID, res)), nil
 	}

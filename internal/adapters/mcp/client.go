@@ -93,6 +93,13 @@ type RequestMeta struct {
 	// ToolUseID is _meta["claudecode/toolUseId"]: Claude Code's id of the model's tool
 	// use, the same on every retry of one call.
 	ToolUseID string
+	// Tasks: the request declared the Tasks extension (ExtensionTasks) in its client
+	// capabilities, so it may be answered with a task. Only this request's own
+	// declaration counts (never one made earlier).
+	Tasks bool
+	// ToolApproval: the request also declared the tool-approval extension: an approval
+	// is a task that stays working while the person decides out of band.
+	ToolApproval bool
 }
 
 // ParseRequestMeta reads params._meta; anything unreadable counts as absent.
@@ -107,9 +114,12 @@ func ParseRequestMeta(params json.RawMessage) RequestMeta {
 	_ = json.Unmarshal(p.Meta[MetaProtocolVersion], &out.Version)
 	if raw, ok := p.Meta[MetaClientCapabilities]; ok {
 		var caps struct {
-			Elicitation json.RawMessage `json:"elicitation"`
+			Elicitation json.RawMessage            `json:"elicitation"`
+			Extensions  map[string]json.RawMessage `json:"extensions"`
 		}
 		if json.Unmarshal(raw, &caps) == nil {
+			out.Tasks = declared(caps.Extensions, ExtensionTasks)
+			out.ToolApproval = out.Tasks && (declared(caps.Extensions, ExtensionToolApproval) || declared(caps.Extensions, ExtensionToolApprovalAuthZEN))
 			out.Elicitation = parseElicitation(caps.Elicitation)
 			if out.Elicitation == nil {
 				out.Elicitation = &Elicitation{} // capabilities declared, elicitation not among them
@@ -130,4 +140,15 @@ func ParseRequestMeta(params json.RawMessage) RequestMeta {
 		out.ToolUseID = strings.TrimSpace(tu)
 	}
 	return out
+}
+
+// declared reports whether an extensions capability names ext with an object (its
+// settings; {} when it has none).
+func declared(exts map[string]json.RawMessage, ext string) bool {
+	raw, ok := exts[ext]
+	if !ok {
+		return false
+	}
+	var settings map[string]any
+	return json.Unmarshal(raw, &settings) == nil && settings != nil
 }

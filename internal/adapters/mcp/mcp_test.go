@@ -271,7 +271,7 @@ func TestInitializeAndDiscover(t *testing.T) {
 	if r := mcp.InitializeResult(json.RawMessage(`{"protocolVersion":"1999-01-01"}`), info); r["protocolVersion"] != mcp.ProtocolLegacyDefault {
 		t.Fatalf("unknown version: %v", r["protocolVersion"])
 	}
-	d := mcp.DiscoverResult(info)
+	d := mcp.DiscoverResult(info, true)
 	if d["supportedVersions"].([]string)[0] != "2026-07-28" {
 		t.Fatalf("discover: %v", d)
 	}

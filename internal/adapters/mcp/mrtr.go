@@ -50,13 +50,7 @@ func (a Approval) ElicitParams() map[string]any {
 //	 "params":{"mode":"url","message":M,"url":"https://…/approve/<sid>/<E>"}}},
 //	 "requestState":"…"}
 func InputRequiredResult(a Approval, requestState string) map[string]any {
-	return map[string]any{
-		"resultType": "input_required",
-		"inputRequests": map[string]any{
-			a.ElicitationID: map[string]any{"method": "elicitation/create", "params": a.ElicitParams()},
-		},
-		"requestState": requestState,
-	}
+	return map[string]any{"resultType": "input_required", "inputRequests": ApprovalInputRequests(a), "requestState": requestState}
 }
 
 // URLRequiredError is the -32042 URLElicitationRequiredError that asks a client on a

@@ -49,13 +49,28 @@ func capabilities() map[string]any {
 	return map[string]any{"tools": map[string]any{"listChanged": false}}
 }
 
-// DiscoverResult answers server/discover as a 2026-07-28 server.
-func DiscoverResult(info Implementation) map[string]any {
+// DiscoverResult answers server/discover as a 2026-07-28 server. With tasks it also
+// advertises the extensions a client declares per request to be served a task: Tasks
+// and tool-approval (under both its identifiers); the structured authorization
+// denials are on every deny either way.
+func DiscoverResult(info Implementation, tasks bool) map[string]any {
+	caps := capabilities()
+	exts := map[string]any{ExtensionAuthorizationDenials: map[string]any{}}
+	if tasks {
+		for _, ext := range []string{ExtensionTasks, ExtensionToolApproval, ExtensionToolApprovalAuthZEN} {
+			exts[ext] = map[string]any{}
+		}
+	}
+	caps["extensions"] = exts
 	return map[string]any{
-		"resultType":        "complete",
+		"resultType": "complete",
+		// What the server offers does not change per user, but the tools behind it
+		// do (per session), so nothing here is cached across authorization contexts.
+		"ttlMs":             0,
+		"cacheScope":        "private",
 		"_meta":             map[string]any{MetaServerInfo: info},
 		"supportedVersions": SupportedVersions(),
-		"capabilities":      capabilities(),
+		"capabilities":      caps,
 		"instructions":      instructions,
 	}
 }
