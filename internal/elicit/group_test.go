@@ -58,4 +58,3 @@ func TestGroupCommitSharesCommits(t *testing.T) {
 		t.Fatalf("%d rows in %d commits, want %d rows in 2", rows.Load(), commits.Load(), n+1)
 	}
 }
-

@@ -11,7 +11,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/park"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
-	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -66,18 +65,7 @@ func (p *Proxy) callTool(ctx context.Context, req Request, c mcp.Client, params 
 	if rpcErr != nil {
 		return nil, rpcErr, nil
 	}
-	data := map[string]any{"name": call.Name, "arguments": call.ArgumentsMap()}
-	var hints *risk.Hints
-	if p.upstreams != nil {
-		if server, tool, owned := p.upstreams.Owns(call.Name); owned {
-			data["server"], data["tool"] = server, tool
-			hints = p.upstreams.Hints(ctx, req.Session.ID, req.User, call.Name)
-		}
-	}
-	sess := req.Session
-	ev := policy.NewEvent(policy.SessionInfo{ID: sess.ID, Depth: sess.Depth, RootID: sess.RootID},
-		req.User, policy.PhaseToolCall, call.Name, data, nil)
-	ev.Hints = hints
+	ev := p.callEvent(ctx, req, call)
 	res := p.policies.EvaluateContext(ctx, ev)
 	if res.Action == policy.Deny {
 		return nil, p.policyDenied(req, call, res), nil

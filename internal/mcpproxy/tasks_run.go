@@ -67,6 +67,12 @@ func (p *Proxy) taskOutcome(ctx context.Context, req Request, task *models.MCPTa
 // evaluateCall is the policies' answer to call now. (The same event as a tools/call's:
 // the call's name and arguments, and its server and tool when a server owns it.)
 func (p *Proxy) evaluateCall(ctx context.Context, req Request, call mcp.ToolCall) policy.Result {
+	return p.policies.EvaluateContext(ctx, p.callEvent(ctx, req, call))
+}
+
+// callEvent is the policy event of a tool call: its name and arguments, and — for a
+// tool an upstream server owns — the server, the tool and the tool's annotations.
+func (p *Proxy) callEvent(ctx context.Context, req Request, call mcp.ToolCall) policy.Event {
 	data := map[string]any{"name": call.Name, "arguments": call.ArgumentsMap()}
 	var hints *risk.Hints
 	if p.upstreams != nil {
@@ -79,7 +85,7 @@ func (p *Proxy) evaluateCall(ctx context.Context, req Request, call mcp.ToolCall
 	ev := policy.NewEvent(policy.SessionInfo{ID: sess.ID, Depth: sess.Depth, RootID: sess.RootID},
 		req.User, policy.PhaseToolCall, call.Name, data, nil)
 	ev.Hints = hints
-	return p.policies.EvaluateContext(ctx, ev)
+	return ev
 }
 
 func taskCompleted(task *models.MCPTask, result map[string]any, disposition string) models.TaskOutcome {
