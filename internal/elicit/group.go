@@ -25,6 +25,9 @@ type groupCommit struct {
 	queue []*queuedRow
 }
 
+// maxGroup bounds the rows of one commit, and so its statements' parameters.
+const maxGroup = 128
+
 // queuedRow is one request's row on its way into a commit.
 type queuedRow struct {
 	row *models.Elicitation
@@ -50,9 +53,11 @@ func (g *groupCommit) store(ctx context.Context, me *queuedRow) (*models.Elicita
 	if !lead && !<-me.done {
 		return me.stored, me.err
 	}
+	// The leader is the oldest queued request, so its row is in the batch it commits.
 	g.mu.Lock()
-	batch := g.queue
-	g.queue = nil
+	n := min(len(g.queue), maxGroup)
+	batch := g.queue[:n:n]
+	g.queue = g.queue[n:]
 	g.mu.Unlock()
 
 	// Rows of other requests are committed too: the commit must not end with this

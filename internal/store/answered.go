@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -20,42 +23,29 @@ import (
 // A rule answers the request that asked at once, so this commit is on the path of every
 // tool call a rule lets through: one commit for a whole batch of such answers (the
 // caller groups concurrent ones, see elicit.Service.DecideByRule) instead of the four a
-// prompt that waits for a person takes (insert, log, decide, log). The answer still
-// leaves only after its decision and audit row are committed.
+// prompt that waits for a person takes (insert, log, decide, log), and a handful of
+// statements for the batch, however large, rather than a handful for each row — on
+// Postgres every statement is a round trip made while the chain's head is locked.
 func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, evs []models.LoggedEvent,
 	notify func(rows []models.SessionEvent) (channel, payload string)) ([]*models.Elicitation, []models.SessionEvent, error) {
-	stored := make([]*models.Elicitation, len(rows))
+	var stored []*models.Elicitation
 	var logged []models.SessionEvent
 	work := func(tx statements, lock string) error {
 		var head ChainHead
 		if err := tx.queryRow("SELECT seq, hash FROM audit_head WHERE id = 1"+lock, nil, &head.Seq, &head.Hash); err != nil {
 			return err
 		}
-		fired := map[string]time.Time{}
-		counts := map[string]int{}
-		for i, r := range rows {
-			won, err := insertDecided(tx, r)
-			if err != nil {
-				return err
-			}
-			if head, err = appendChain(tx, head, entryOf(won), false); err != nil {
-				return err
-			}
-			stored[i] = won
-			if won.RuleID != nil && won.ResolvedAt != nil {
-				counts[*won.RuleID]++
-				if won.ResolvedAt.After(fired[*won.RuleID]) {
-					fired[*won.RuleID] = *won.ResolvedAt
-				}
-			}
-		}
-		for id, n := range counts {
-			if _, err := tx.exec("UPDATE rules SET fire_count = fire_count + ?, last_fired_at = ? WHERE id = ?", n, fired[id], id); err != nil {
-				return err
-			}
-		}
 		var err error
-		if logged, err = appendEvents(tx, evs); err != nil || notify == nil || len(logged) == 0 {
+		if stored, err = insertDecidedRows(tx, rows); err != nil {
+			return err
+		}
+		if err := chainDecided(tx, head, stored); err != nil {
+			return err
+		}
+		if err := countFires(tx, stored); err != nil {
+			return err
+		}
+		if logged, err = appendEventsBatch(tx, evs); err != nil || notify == nil || len(logged) == 0 {
 			return err
 		}
 		channel, payload := notify(logged)
@@ -77,8 +67,14 @@ func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, e
 	return stored, logged, nil
 }
 
-// insertDecided inserts one decided row, chained, and reads it back as stored.
-func insertDecided(tx statements, e *models.Elicitation) (*models.Elicitation, error) {
+// decidedColumns are the columns InsertDecided writes, in the order of decidedArgs.
+const decidedColumns = `id, session_id, origin, params, status, action, content, resolved_by, resolved_via,
+	created_at, resolved_at, expires_at, logged, notified, call_key, rule_id, token_id, chained`
+
+// decidedArgs are e's values for decidedColumns. No params or content is NULL (a nil
+// interface: SQLite would store a nil []byte as an empty blob, which the audit chain
+// tells apart from NULL).
+func decidedArgs(e *models.Elicitation) []any {
 	var params, content any
 	if len(e.Params) > 0 {
 		params = []byte(e.Params)
@@ -86,22 +82,148 @@ func insertDecided(tx statements, e *models.Elicitation) (*models.Elicitation, e
 	if len(e.Content) > 0 {
 		content = []byte(e.Content)
 	}
-	var won models.Elicitation
-	var wonParams, wonContent []byte
-	err := tx.queryRow(`INSERT INTO elicitations (id, session_id, origin, params, status, action, content, resolved_by,
-		resolved_via, created_at, resolved_at, expires_at, logged, notified, call_key, rule_id, token_id, chained)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE) RETURNING `+elicitationColumns,
-		[]any{e.ID, e.SessionID, e.Origin, params, e.Status, e.Action, content, e.ResolvedBy, e.ResolvedVia,
-			e.CreatedAt, e.ResolvedAt, e.ExpiresAt, e.Logged, e.Notified, e.CallKey, e.RuleID, e.TokenID},
-		&won.ID, &won.SessionID, &won.Origin, &wonParams, &won.Status, &won.Action, &wonContent, &won.ResolvedBy,
-		&won.ResolvedVia, &won.CreatedAt, &won.ResolvedAt, &won.ExpiresAt, &won.ConsumedAt, &won.LeaseUntil,
-		&won.Logged, &won.Notified, &won.CallKey, &won.RuleID)
+	return []any{e.ID, e.SessionID, e.Origin, params, e.Status, e.Action, content, e.ResolvedBy, e.ResolvedVia,
+		e.CreatedAt, e.ResolvedAt, e.ExpiresAt, e.Logged, e.Notified, e.CallKey, e.RuleID, e.TokenID, true}
+}
+
+// insertDecidedRows inserts rows in one statement and reads them back as stored,
+// aligned with rows (matched by id: RETURNING promises no order).
+func insertDecidedRows(tx statements, rows []*models.Elicitation) ([]*models.Elicitation, error) {
+	values := make([]string, len(rows))
+	args := make([]any, 0, len(rows)*18)
+	for i, r := range rows {
+		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		args = append(args, decidedArgs(r)...)
+	}
+	byID := make(map[string]*models.Elicitation, len(rows))
+	err := tx.queryRows(`INSERT INTO elicitations (`+decidedColumns+`) VALUES `+strings.Join(values, ", ")+
+		` RETURNING `+elicitationColumns, args, func(scan func(dest ...any) error) error {
+		var e models.Elicitation
+		var params, content []byte
+		if err := scan(&e.ID, &e.SessionID, &e.Origin, &params, &e.Status, &e.Action, &content, &e.ResolvedBy,
+			&e.ResolvedVia, &e.CreatedAt, &e.ResolvedAt, &e.ExpiresAt, &e.ConsumedAt, &e.LeaseUntil, &e.Logged,
+			&e.Notified, &e.CallKey, &e.RuleID); err != nil {
+			return err
+		}
+		e.Params, e.Content = params, content
+		byID[e.ID] = &e
+		return nil
+	})
 	if isUniqueViolation(err) {
 		return nil, ErrConflict
 	}
 	if err != nil {
 		return nil, err
 	}
-	won.Params, won.Content, won.TokenID = wonParams, wonContent, e.TokenID
-	return &won, nil
+	out := make([]*models.Elicitation, len(rows))
+	for i, r := range rows {
+		e, ok := byID[r.ID]
+		if !ok {
+			return nil, fmt.Errorf("insert decided: row %s did not come back", r.ID)
+		}
+		e.TokenID = r.TokenID
+		out[i] = e
+	}
+	return out, nil
+}
+
+// chainDecided links stored rows into the audit chain after head, in order: one insert
+// for the links, one update of the head.
+func chainDecided(tx statements, head ChainHead, stored []*models.Elicitation) error {
+	values := make([]string, len(stored))
+	args := make([]any, 0, len(stored)*6)
+	prev, last := head, head
+	for i, e := range stored {
+		prev = last
+		last = ChainHead{Seq: prev.Seq + 1, Hash: audit.LinkV2(entryOf(e), false, prev.Hash)}
+		values[i] = "(?, ?, ?, ?, ?, ?)"
+		args = append(args, last.Seq, e.ID, prev.Hash, last.Hash, audit.Current, false)
+	}
+	if _, err := tx.exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled) VALUES "+
+		strings.Join(values, ", "), args...); err != nil {
+		return err
+	}
+	_, err := tx.exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1", last.Seq, prev.Hash, last.Hash)
+	return err
+}
+
+// countFires moves each rule's fire count by the rows it decided, in the same commit.
+func countFires(tx statements, stored []*models.Elicitation) error {
+	counts, last := map[string]int{}, map[string]time.Time{}
+	var order []string
+	for _, e := range stored {
+		if e.RuleID == nil || e.ResolvedAt == nil {
+			continue
+		}
+		id := *e.RuleID
+		if counts[id] == 0 {
+			order = append(order, id)
+		}
+		counts[id]++
+		if e.ResolvedAt.After(last[id]) {
+			last[id] = *e.ResolvedAt
+		}
+	}
+	for _, id := range order { // in a fixed order: two replicas' batches lock rules alike
+		if _, err := tx.exec("UPDATE rules SET fire_count = fire_count + ?, last_fired_at = ? WHERE id = ?", counts[id], last[id], id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendEventsBatch appends evs — none of which claims a stage — to the log: one
+// sequence update per session, one insert for all. Rows come back aligned with evs.
+func appendEventsBatch(tx statements, evs []models.LoggedEvent) ([]models.SessionEvent, error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	perSession := map[string]int64{}
+	var order []string
+	for _, ev := range evs {
+		if perSession[ev.SessionID] == 0 {
+			order = append(order, ev.SessionID)
+		}
+		perSession[ev.SessionID]++
+	}
+	next := map[string]int64{} // the next seq to hand out in each session
+	for _, sid := range order {
+		var last int64
+		if err := tx.queryRow("UPDATE sessions SET event_seq = event_seq + ? WHERE id = ? RETURNING event_seq",
+			[]any{perSession[sid], sid}, &last); err != nil {
+			return nil, err
+		}
+		next[sid] = last - perSession[sid] + 1
+	}
+	now := time.Now().UTC()
+	rows := make([]models.SessionEvent, len(evs))
+	values := make([]string, len(evs))
+	args := make([]any, 0, len(evs)*6)
+	at := map[string]map[int64]int{} // session → seq → index in evs
+	for i, ev := range evs {
+		row := models.SessionEvent{SessionID: ev.SessionID, Seq: next[ev.SessionID], Type: ev.Type, Data: string(ev.Data), CreatedAt: now}
+		next[ev.SessionID]++
+		if ev.ElicitationID != "" {
+			id := ev.ElicitationID
+			row.ElicitationID = &id
+		}
+		rows[i] = row
+		if at[row.SessionID] == nil {
+			at[row.SessionID] = map[int64]int{}
+		}
+		at[row.SessionID][row.Seq] = i
+		values[i] = "(?, ?, ?, ?, ?, ?)"
+		args = append(args, row.SessionID, row.Seq, row.Type, row.Data, row.ElicitationID, row.CreatedAt)
+	}
+	err := tx.queryRows("INSERT INTO session_events (session_id, seq, type, data, elicitation_id, created_at) VALUES "+
+		strings.Join(values, ", ")+" RETURNING id, session_id, seq", args, func(scan func(dest ...any) error) error {
+		var id, seq int64
+		var sid string
+		if err := scan(&id, &sid, &seq); err != nil {
+			return err
+		}
+		rows[at[sid][seq]].ID = id
+		return nil
+	})
+	return rows, err
 }

@@ -17,6 +17,8 @@ type statements interface {
 	exec(query string, args ...any) (int64, error)
 	// queryRow runs a statement returning one row and scans it into dest.
 	queryRow(query string, args []any, dest ...any) error
+	// queryRows runs a statement and calls each with a scanner for every row it returns.
+	queryRows(query string, args []any, each func(scan func(dest ...any) error) error) error
 }
 
 // gormTx runs statements in a GORM transaction.
@@ -47,6 +49,28 @@ func (g gormTx) queryRow(query string, args []any, dest ...any) error {
 	return rows.Close()
 }
 
+func (g gormTx) queryRows(query string, args []any, each func(scan func(dest ...any) error) error) error {
+	rows, err := g.tx.Raw(query, args...).Rows()
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, each)
+}
+
+// eachRow calls each for every row of rows, then closes them.
+func eachRow(rows *sql.Rows, each func(scan func(dest ...any) error) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows.Scan); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
 // sqlTx runs statements in a database/sql transaction.
 type sqlTx struct {
 	ctx context.Context
@@ -63,6 +87,14 @@ func (t sqlTx) exec(query string, args ...any) (int64, error) {
 
 func (t sqlTx) queryRow(query string, args []any, dest ...any) error {
 	return t.tx.QueryRowContext(t.ctx, query, args...).Scan(dest...)
+}
+
+func (t sqlTx) queryRows(query string, args []any, each func(scan func(dest ...any) error) error) error {
+	rows, err := t.tx.QueryContext(t.ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, each)
 }
 
 // writeSQL runs fn in a database/sql transaction on the write pool and commits it when
