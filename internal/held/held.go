@@ -5,9 +5,10 @@
 // connection's 4 KiB read and write buffers, the response's buffer, the request, and two
 // goroutines — the connection's, whose stack grew through the middleware chain, and its
 // background reader. With thousands parked that was most of what a parked request cost
-// (issue 13: 44–50 KiB each, against 16 KiB for an asyncio peer). A held request keeps
-// the connection, two goroutines that start small (one reading, to see the client hang
-// up; one waiting), and what its waiter needs.
+// (44–50 KiB each, against 16 KiB for an asyncio peer). A held request keeps the
+// connection, one goroutine waiting for its answer, and what its waiter needs; whether
+// the client hangs up meanwhile is watched for every held connection by one poller
+// (watchHangUp), not by a goroutine reading each.
 //
 // A held connection answers once and closes (`Connection: close`): net/http cannot take
 // a hijacked connection back for keep-alive. Agents' hooks send one request per
