@@ -171,17 +171,28 @@ func (s *Server) parkJobOf(c echo.Context, sess *models.Session, level auth.Leve
 		params = withPropertyOrder(params, req.RequestedSchema)
 	}
 	h := &park.Job{Level: level, Prompt: elicit.Prompt{Session: sess, ID: eid, Origin: req.Origin, Params: params},
-		NoVerdict: req.NoVerdict, Fingerprint: req.Fingerprint,
-		Answer: func(v models.Verdict, by string) any {
-			if req.InterruptOnDecline && v.Action == models.ActionDecline {
-				s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
-			}
-			return req.Answer(v, by)
-		}}
+		NoVerdict: req.NoVerdict, Fingerprint: req.Fingerprint, Answer: s.answerOf(sess, req)}
 	if req.Tool != nil {
 		h.Subject = &rules.Subject{Tool: req.Tool.Name, Kind: req.Tool.Kind, Input: req.Tool.Input, Cwd: req.Cwd}
 	}
 	return h, nil
+}
+
+// answerOf is how a parked hook is answered. It keeps only what answering reads — the
+// agent's answer and, for an agent whose turn a decline interrupts, the session — not
+// the decoded request: a parked request keeps its answer for as long as it waits,
+// thousands of them at once.
+func (s *Server) answerOf(sess *models.Session, req *agents.Request) func(v models.Verdict, by string) any {
+	answer := req.Answer
+	if !req.InterruptOnDecline {
+		return answer
+	}
+	return func(v models.Verdict, by string) any {
+		if v.Action == models.ActionDecline {
+			s.forwardToRunner(sess, map[string]any{"type": "interrupt"})
+		}
+		return answer(v, by)
+	}
 }
 
 // checkExternalID insists on a usable external id (an agent's session_id, agent_id).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,6 +151,48 @@ type capacityResult struct {
 	KiBPerParked    float64
 	// Why is what the server's runtime holds per parked request (Gatehouse only).
 	Why string
+	// ParkedIn is how long parking all of them took, from the first request sent to
+	// the server holding the last (Gatehouse only).
+	ParkedIn time.Duration
+	// Wrong counts the answers that were not the verdict, by their first words.
+	Wrong map[string]int
+}
+
+// wrong counts answer r as not the verdict.
+func (c *capacityResult) wrong(r string) {
+	if c.Wrong == nil {
+		c.Wrong = map[string]int{}
+	}
+	c.Wrong[clipText(r, 120)]++
+}
+
+// wrongNote lists the wrong answers, the commonest first.
+func (c capacityResult) wrongNote() string {
+	type kind struct {
+		what string
+		n    int
+	}
+	var ks []kind
+	for w, n := range c.Wrong {
+		ks = append(ks, kind{w, n})
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].n > ks[j].n })
+	var parts []string
+	for i, k := range ks {
+		if i == 5 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d× %q", k.n, k.what))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// clipText cuts s to at most n bytes.
+func clipText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
 
 // gatehouseCapacity parks n hooks at once, measures the server's memory per parked
@@ -165,6 +208,7 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 	ids := make([]string, n)
 	results := make([]string, n)
 	var wg sync.WaitGroup
+	start := time.Now()
 	for i := range ids {
 		ids[i] = benchID()
 		wg.Add(1)
@@ -192,11 +236,12 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 		}
 		time.Sleep(200 * time.Millisecond) // polling a gauge, not synchronising a test
 	}
+	parkedIn := time.Since(start)
 	after, err := p.rssKiB()
 	if err != nil {
 		return capacityResult{}, err
 	}
-	res := capacityResult{Parked: n, KiBPerParked: float64(after-before) / float64(n)}
+	res := capacityResult{Parked: n, KiBPerParked: float64(after-before) / float64(n), ParkedIn: parkedIn}
 	res.Why = whyMemory(runtimeBefore, runtimeGauges(hc, p.MetricsURL), pp, n)
 	// Resolve all.
 	var rw sync.WaitGroup
@@ -222,7 +267,13 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 	case <-time.After(2 * time.Minute):
 		return res, fmt.Errorf("not every parked request answered within 2 minutes of its verdict")
 	}
-	res.Correct = answeredCorrectly(results)
+	for i, r := range results {
+		if answeredAsAsked(i, r) {
+			res.Correct++
+		} else {
+			res.wrong(r)
+		}
+	}
 	return res, nil
 }
 
@@ -354,7 +405,7 @@ func runtimeGauges(hc *http.Client, base string) map[string]float64 {
 // stacks, and the live heap with the functions that allocated most of it (pprof).
 func whyMemory(before, after map[string]float64, pp *pprofClient, n int) string {
 	per := func(k string) float64 { return (after[k] - before[k]) / float64(n) }
-	why := fmt.Sprintf("per parked request the server holds %.1f goroutines (held off net/http: one waiting for the verdict, one watching for a hang-up) with %.1f KiB of stacks",
+	why := fmt.Sprintf("per parked request the server holds %.1f goroutines (held off net/http: one waiting for the verdict; one goroutine watches every held connection for a hang-up) with %.1f KiB of stacks",
 		per("go_goroutines"), per("go_memstats_stack_inuse_bytes")/1024)
 	if pp != nil {
 		if prof, err := pp.heap(); err == nil {

@@ -125,19 +125,25 @@ func alternateVerdict(i int) string {
 }
 
 // answeredCorrectly counts the hooks whose answer ("CODE BODY") is the one
-// alternateVerdict(i) calls for: a 200 allowing or denying.
+// alternateVerdict(i) calls for (answeredAsAsked).
 func answeredCorrectly(results []string) int {
 	n := 0
 	for i, r := range results {
-		want := `"behavior":"allow"`
-		if alternateVerdict(i) == "decline" {
-			want = `"behavior":"deny"`
-		}
-		if strings.HasPrefix(r, "200 ") && strings.Contains(r, want) {
+		if answeredAsAsked(i, r) {
 			n++
 		}
 	}
 	return n
+}
+
+// answeredAsAsked reports whether the i-th hook's answer r ("CODE BODY") is the one
+// alternateVerdict(i) calls for: a 200 allowing or denying.
+func answeredAsAsked(i int, r string) bool {
+	want := `"behavior":"allow"`
+	if alternateVerdict(i) == "decline" {
+		want = `"behavior":"deny"`
+	}
+	return strings.HasPrefix(r, "200 ") && strings.Contains(r, want)
 }
 
 // burstRows adds the burst's rows: f over the three replicas, one the same burst on

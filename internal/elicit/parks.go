@@ -11,8 +11,8 @@ import (
 const DefaultMaxParkedPerPerson = 1000
 
 // parkCounts caps the requests one person keeps parked — waiting for a person's verdict
-// — in this process. Every parked request holds a connection (a file descriptor), two
-// goroutines and its waiter; without a cap one person's agents can park until the
+// — in this process. Every parked request holds a connection (a file descriptor), a
+// goroutine and its waiter; without a cap one person's agents can park until the
 // process runs out of descriptors, and then nobody else's request is even accepted.
 //
 // The count is per process, not across replicas: counting across replicas would cost a

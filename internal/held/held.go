@@ -5,9 +5,10 @@
 // connection's 4 KiB read and write buffers, the response's buffer, the request, and two
 // goroutines — the connection's, whose stack grew through the middleware chain, and its
 // background reader. With thousands parked that was most of what a parked request cost
-// (issue 13: 44–50 KiB each, against 16 KiB for an asyncio peer). A held request keeps
-// the connection, two goroutines that start small (one reading, to see the client hang
-// up; one waiting), and what its waiter needs.
+// (44–50 KiB each, against 16 KiB for an asyncio peer). A held request keeps the
+// connection, one goroutine waiting for its answer, and what its waiter needs; whether
+// the client hangs up meanwhile is watched for every held connection by one poller
+// (watchHangUp), not by a goroutine reading each.
 //
 // A held connection answers once and closes (`Connection: close`): net/http cannot take
 // a hijacked connection back for keep-alive. Agents' hooks send one request per
@@ -20,8 +21,10 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -85,14 +88,18 @@ func (s *Set) Hold(w http.ResponseWriter, r *http.Request, wait func(ctx context
 		s.wg.Done()
 		return false
 	}
-	ctx, hungUp := context.WithCancel(context.WithoutCancel(r.Context()))
+	// A context of its own, not the request's: the request's chain of contexts (the
+	// connection's, the request's, their values), all ended once the handler returns,
+	// would be kept for nothing while the request waits.
+	ctx := newHangUpCtx()
+	hungUp := ctx.hangUp
 	proto := r.Proto
-	watched := make(chan struct{})
-	go watch(conn, hungUp, watched)
+	stop := watchHangUp(conn, hungUp)
 	go func() {
 		defer s.wg.Done()
 		defer hungUp()
 		a := wait(ctx)
+		stop()
 		var err error
 		if a.Status != 0 {
 			err = write(conn, proto, header, a)
@@ -101,7 +108,7 @@ func (s *Set) Hold(w http.ResponseWriter, r *http.Request, wait func(ctx context
 			a.Sent(err)
 		}
 		if err == nil && a.Status != 0 {
-			lingerClose(conn, watched)
+			lingerClose(conn)
 			return
 		}
 		conn.Close()
@@ -117,12 +124,22 @@ const lingerTimeout = 500 * time.Millisecond
 // client has closed too, or after lingerTimeout — the rest. Closing at once while the
 // client is still sending would reset the connection, and a reset can discard the
 // answer before the client reads it.
-func lingerClose(conn net.Conn, watched <-chan struct{}) {
+func lingerClose(conn net.Conn) {
 	if cw, ok := conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
 		_ = conn.SetReadDeadline(time.Now().Add(lingerTimeout))
-		<-watched
+		drain(conn)
 	}
 	conn.Close()
+}
+
+// drain reads conn, dropping what it reads, until it fails (end of stream, a deadline).
+func drain(conn net.Conn) {
+	b := make([]byte, 512)
+	for {
+		if _, err := conn.Read(b); err != nil {
+			return
+		}
+	}
 }
 
 // Wait stops holding new requests and waits, bounded by ctx, until every held request
@@ -139,24 +156,109 @@ func (s *Set) Wait(ctx context.Context) {
 	}
 }
 
-// watch reads the connection until the client hangs up (or the answer closes it),
-// then ends the wait and closes done. Bytes a client sends meanwhile (the rest of an
-// oversized body, a pipelined request) are not a request to serve here and are dropped.
-//
-// It reads one byte at a time while waiting — a bigger buffer would be most of what a
-// held request keeps — and only a client that does send more gets a bigger one.
-func watch(conn net.Conn, hungUp context.CancelFunc, done chan<- struct{}) {
-	defer close(done)
-	b := make([]byte, 1)
-	for {
-		n, err := conn.Read(b)
-		if err != nil {
-			hungUp()
-			return
+// watchByReading watches conn for a hang-up from a goroutine blocked reading it: where
+// there is no poller for held connections (watchHangUp). Bytes a client sends meanwhile
+// (the rest of an oversized body, a pipelined request) are not a request to serve here
+// and are dropped. stop ends the goroutine and returns once it has.
+func watchByReading(conn net.Conn, hungUp func()) (stop func()) {
+	done := make(chan struct{})
+	var stopping atomic.Bool
+	go func() {
+		defer close(done)
+		// One byte at a time while waiting — a bigger buffer would be most of what a
+		// held request keeps — and only a client that does send more gets a bigger one.
+		b := make([]byte, 1)
+		for {
+			n, err := conn.Read(b)
+			if err != nil {
+				if !stopping.Load() {
+					hungUp()
+				}
+				return
+			}
+			if n > 0 && len(b) == 1 {
+				b = make([]byte, 4096)
+			}
 		}
-		if n > 0 && len(b) == 1 {
-			b = make([]byte, 4096)
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			stopping.Store(true)
+			_ = conn.SetReadDeadline(time.Unix(1, 0)) // wakes the read
+			<-done
+			_ = conn.SetReadDeadline(time.Time{})
+		})
+	}
+}
+
+// hangUpCtx is a held request's context: done once its client hangs up (or its wait
+// ends). Not a context.WithCancel: the database calls made under it while preparing
+// register as its children, and a cancelCtx keeps the map they were registered in for
+// as long as it lives — a few hundred bytes, for each of thousands of waits. Children
+// register through AfterFunc, which keeps nothing once they are gone.
+type hangUpCtx struct {
+	done  chan struct{}
+	mu    sync.Mutex
+	ended bool
+	after []*func()
+}
+
+func newHangUpCtx() *hangUpCtx { return &hangUpCtx{done: make(chan struct{})} }
+
+// hangUp ends the context and runs what AfterFunc registered, each on a goroutine of
+// its own (as context.AfterFunc does); later calls do nothing.
+func (c *hangUpCtx) hangUp() {
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.ended = true
+	close(c.done)
+	after := c.after
+	c.after = nil
+	c.mu.Unlock()
+	for _, f := range after {
+		go (*f)()
+	}
+}
+
+// AfterFunc runs f once the context ends; stop unregisters it (false: f had already
+// been started). The context package derives cancellable children through it.
+func (c *hangUpCtx) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		go f()
+		return func() bool { return false }
+	}
+	e := &f
+	c.after = append(c.after, e)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		i := slices.Index(c.after, e)
+		if i < 0 {
+			return false
 		}
+		if c.after = slices.Delete(c.after, i, i+1); len(c.after) == 0 {
+			c.after = nil
+		}
+		return true
+	}
+}
+
+func (c *hangUpCtx) Deadline() (deadline time.Time, ok bool) { return time.Time{}, false }
+func (c *hangUpCtx) Done() <-chan struct{}                   { return c.done }
+func (c *hangUpCtx) Value(any) any                           { return nil }
+
+func (c *hangUpCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.Canceled
+	default:
+		return nil
 	}
 }
 

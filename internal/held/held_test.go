@@ -142,3 +142,71 @@ func TestWaitWaitsForHeldAnswers(t *testing.T) {
 		t.Fatal("Hold held a request after Wait")
 	}
 }
+
+// TestHangUpEndsOnlyItsOwnWait: with several requests held at once (one poller watches
+// them all), the client that hangs up ends its own wait and no other; bytes a client
+// sends while it waits (a pipelined request) are dropped and do not end its wait, and
+// it still gets its answer.
+func TestHangUpEndsOnlyItsOwnWait(t *testing.T) {
+	var set Set
+	ended := make(chan string, 4)
+	release := make(chan struct{})
+	addr, returned := holdServer(t, &set, func(ctx context.Context) Answer {
+		select {
+		case <-ctx.Done():
+			ended <- "hung up"
+			return Answer{}
+		case <-release:
+			return Answer{Status: http.StatusOK, ContentType: "application/json", Body: []byte(`{}`)}
+		}
+	})
+	stays, chatty, leaves := post(t, addr), post(t, addr), post(t, addr)
+	for range 3 {
+		within(t, returned, "handler return")
+	}
+	if _, err := io.WriteString(chatty, "GET /more HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	leaves.Close()
+	if got := within(t, ended, "end of the wait after the hang-up"); got != "hung up" {
+		t.Fatalf("ended %q", got)
+	}
+	close(release)
+	for _, conn := range []net.Conn{stays, chatty} {
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("a client still waiting got %v %v, want its answer", resp, err)
+		}
+	}
+	select {
+	case got := <-ended:
+		t.Fatalf("another wait ended too: %q", got)
+	default:
+	}
+}
+
+// TestWatchByReadingStops: the goroutine watcher (where there is no poller) reports a
+// hang-up, and once stopped it neither reports one nor keeps reading: the connection
+// can be read again by its owner.
+func TestWatchByReadingStops(t *testing.T) {
+	server, client := net.Pipe()
+	defer client.Close()
+	hung := make(chan struct{}, 1)
+	stop := watchByReading(server, func() { hung <- struct{}{} })
+	stop()
+	go client.Write([]byte("x"))
+	b := make([]byte, 1)
+	server.SetReadDeadline(time.Now().Add(deadline))
+	if n, err := server.Read(b); n != 1 || err != nil {
+		t.Fatalf("read after stop: %d %v", n, err)
+	}
+	select {
+	case <-hung:
+		t.Fatal("a stopped watcher reported a hang-up")
+	default:
+	}
+	stop = watchByReading(server, func() { hung <- struct{}{} })
+	defer stop()
+	client.Close()
+	within(t, hung, "hang-up")
+}

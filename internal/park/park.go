@@ -57,23 +57,54 @@ type Job struct {
 // Prepare reads, authorizes and decodes a request about to park. It runs in a slot.
 type Prepare func() (*Job, error)
 
-// Parked is a request prepared to park: answered at once (Now), or waiting on a
-// prompt (Await).
+// Parked is a request prepared to park: answered at once (Immediate), or waiting on
+// a prompt (Await).
 type Parked struct {
-	job *Job
+	job *Job // until it waits (trimmed)
+	a   *answering
 	w   *elicit.Waiter
+}
+
+// answering is what a waiting request keeps of its Job: how to answer. A whole Job —
+// the prompt it stored, the subject the rules matched — is a few hundred bytes more,
+// for each of thousands of waits.
+type answering struct {
+	answer    func(v models.Verdict, by string) any
+	noVerdict any
+	onTimeout *models.Verdict
+	timedOut  any
+}
+
+// trimmed is p keeping only what its wait needs to answer.
+func (p Parked) trimmed() Parked {
+	j := p.job
+	a := &answering{answer: j.Answer, noVerdict: j.NoVerdict, onTimeout: j.OnTimeout}
+	if j.OwnWait {
+		a.timedOut = j.TimedOut
+	}
+	return Parked{w: p.w, a: a}
 }
 
 // Immediate is the answer given at once without parking (a rule's, a policy's ALLOW,
 // a retire's), and true; false when there is none.
-func (p Parked) Immediate() (any, bool) { return p.job.Immediate, p.job.Immediate != nil }
+func (p Parked) Immediate() (any, bool) {
+	if p.job == nil {
+		return nil, false
+	}
+	return p.job.Immediate, p.job.Immediate != nil
+}
 
 // Waiting reports whether the request waits on a prompt; when it does not (and has no
 // Immediate answer) it is answered NoVerdict at once.
 func (p Parked) Waiting() bool { return p.w != nil }
 
 // NoVerdict is the answer when no verdict comes (nil: the empty 200).
-func (p Parked) NoVerdict() any { return p.job.NoVerdict }
+func (p Parked) NoVerdict() any {
+	if p.a != nil {
+		return p.a.noVerdict
+	}
+	return p.job.NoVerdict
+}
 
 // Ended reports whether the prompt a waiting request parked on has ended already (a
 // retry that re-attached to a decided prompt), so there is nothing to hold.
@@ -198,10 +229,13 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked
 	// --max-parked-per-person (429 beyond; answers given at once above never count).
 	j.Prompt.Person = j.Person
 	w, err := s.elicit.Attach(ctx, j.Prompt)
-	// The prompt is stored and published now, the rules applied; the wait needs
-	// neither (a parked request keeps only how to answer).
-	j.Prompt, j.Subject = elicit.Prompt{}, nil
-	return Parked{job: j, w: w}, err
+	if err != nil {
+		return Parked{job: j}, err
+	}
+	// The prompt is stored and published now, the rules applied; the wait keeps only
+	// how to answer, in a Job of its own: the rest of j is a few hundred bytes that
+	// thousands of waits would keep for nothing.
+	return Parked{job: j, w: w}.trimmed(), nil
 }
 
 // checkRetry refuses (409) to re-attach a request to a prompt that was opened for a
@@ -241,19 +275,19 @@ func (p Parked) Await(ctx context.Context) (v elicit.Ended, reply any, err error
 	if err != nil {
 		return v, nil, err
 	}
-	j := p.job
+	a := p.a
 	if v.Status == models.StatusExpired {
-		if j.OnTimeout != nil {
-			return v, j.Answer(*j.OnTimeout, ""), nil
+		if a.onTimeout != nil {
+			return v, a.answer(*a.onTimeout, ""), nil
 		}
-		if j.OwnWait && j.TimedOut != nil {
-			return v, j.TimedOut, nil
+		if a.timedOut != nil {
+			return v, a.timedOut, nil
 		}
 	}
 	if !v.Decided() {
-		return v, j.NoVerdict, nil
+		return v, a.noVerdict, nil
 	}
-	return v, j.Answer(v.Verdict, resolvedBy(v.Row)), nil
+	return v, a.answer(v.Verdict, resolvedBy(v.Row)), nil
 }
 
 // resolvedBy is who decided a row ("" when it does not say).

@@ -45,12 +45,19 @@ func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, e
 		if err := countFires(tx, stored); err != nil {
 			return err
 		}
-		if logged, err = appendEventsBatch(tx, evs); err != nil || notify == nil || len(logged) == 0 {
+		if logged, err = appendEventsBatch(tx, evs); err != nil || notify == nil {
 			return err
 		}
-		channel, payload := notify(logged)
-		_, err = tx.exec("SELECT pg_notify(?, ?)", channel, payload)
-		return err
+		// A NOTIFY's payload is capped at 8,000 bytes: name the rows a slice at a time.
+		for rest := logged; len(rest) > 0; {
+			n := min(len(rest), maxNotifiedRows)
+			channel, payload := notify(rest[:n])
+			if _, err := tx.exec("SELECT pg_notify(?, ?)", channel, payload); err != nil {
+				return err
+			}
+			rest = rest[n:]
+		}
+		return nil
 	}
 	var err error
 	if s.dialect == SQLite {
@@ -66,6 +73,9 @@ func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, e
 	}
 	return stored, logged, nil
 }
+
+// maxNotifiedRows is how many event rows one NOTIFY names (their ids, comma-separated).
+const maxNotifiedRows = 200
 
 // decidedColumns are the columns InsertDecided writes, in the order of decidedArgs.
 const decidedColumns = `id, session_id, origin, params, status, action, content, resolved_by, resolved_via,

@@ -14,11 +14,54 @@ import (
 
 // InsertElicitation inserts a new pending row. An id that already exists is ErrConflict.
 func (s *Store) InsertElicitation(ctx context.Context, e *models.Elicitation) error {
+	if s.inserts != nil {
+		in := &insertion{ctx: ctx, row: e}
+		s.inserts.Do(in)
+		return in.err
+	}
+	return s.insertOne(ctx, e)
+}
+
+func (s *Store) insertOne(ctx context.Context, e *models.Elicitation) error {
 	err := s.w(ctx).Create(e).Error
 	if isUniqueViolation(err) {
 		return ErrConflict
 	}
 	return err
+}
+
+// insertion is one InsertElicitation waiting for its group (Postgres).
+type insertion struct {
+	ctx context.Context
+	row *models.Elicitation
+	err error
+}
+
+// maxGroupInserts bounds the rows one INSERT carries (far below Postgres' 65,535
+// parameters per statement).
+const maxGroupInserts = 256
+
+// insertGroup stores a group of prompts with one INSERT (one round trip, one commit),
+// on Postgres: requests parking at once otherwise each waited for a commit of their
+// own. A group that fails — one of its ids taken (a retry re-attaching), a caller gone
+// — is stored row by row, so each insertion gets its own outcome.
+func (s *Store) insertGroup(g []*insertion) {
+	if len(g) > 1 {
+		rows := make([]*models.Elicitation, len(g))
+		for i, in := range g {
+			rows[i] = in.row
+		}
+		// The group's statement is everyone's, so no one caller hanging up cancels it
+		// (the store's statement timeout still bounds it): a prompt stored for a caller
+		// gone meanwhile lapses after the disconnect grace, as one stored just before
+		// its caller hung up always did.
+		if s.w(context.WithoutCancel(g[0].ctx)).Create(&rows).Error == nil {
+			return
+		}
+	}
+	for _, in := range g {
+		in.err = s.insertOne(in.ctx, in.row)
+	}
 }
 
 // GetElicitation loads one row by id.

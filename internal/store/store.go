@@ -24,6 +24,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/groupcommit"
 	"github.com/gatehouse-dev/gatehouse/migrations"
 )
 
@@ -55,6 +56,9 @@ type Store struct {
 	stopCheckpoints chan struct{}
 	checkpointsDone chan struct{}
 	closeOnce       sync.Once
+	// inserts gathers prompts stored at once into one INSERT (Postgres; nil on SQLite,
+	// whose single writer commits without a network round trip).
+	inserts *groupcommit.Group[*insertion]
 }
 
 // ErrNotFound is returned when a row does not exist. It is the domain's sentinel, so
@@ -140,7 +144,9 @@ func OpenWith(url string, o Options) (*Store, error) {
 		sqlDB.SetMaxIdleConns(20)
 		sqlDB.SetConnMaxLifetime(30 * time.Minute)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		return &Store{db: db, wdb: db, dialect: Postgres, url: url, timeout: timeout, sessions: newSessionCache(sessionCacheSize)}, nil
+		s := &Store{db: db, wdb: db, dialect: Postgres, url: url, timeout: timeout, sessions: newSessionCache(sessionCacheSize)}
+		s.inserts = &groupcommit.Group[*insertion]{Run: s.insertGroup, Max: maxGroupInserts}
+		return s, nil
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite://PATH or postgres://…", url)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/gatehouse-dev/gatehouse/internal/groupcommit"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
@@ -63,6 +64,8 @@ type Postgres struct {
 	readyOnce sync.Once
 	// listening is true while a LISTEN connection is in place (see Listening).
 	listening atomic.Bool
+	// group gathers publishes made at once into shared transactions.
+	group groupcommit.Group[*publication]
 }
 
 // Listener timing. A connection the server closed (a restart) fails at once; one that
@@ -79,7 +82,10 @@ const (
 
 // NewPostgres returns a bus for st (a Postgres store). Call Run to start listening.
 func NewPostgres(st PostgresLog, log *slog.Logger) *Postgres {
-	return &Postgres{local: NewLocal(), st: st, dsn: st.URL(), log: log, ready: make(chan struct{})}
+	p := &Postgres{local: NewLocal(), st: st, dsn: st.URL(), log: log, ready: make(chan struct{})}
+	p.group = groupcommit.Group[*publication]{Run: p.appendGroup, Max: maxGroupEvents,
+		Weight: func(pub *publication) int { return len(pub.events) }}
+	return p
 }
 
 // Subscribe implements Bus.
@@ -112,18 +118,53 @@ func (p *Postgres) wake(id string) {
 }
 
 // Publish implements Bus. Local subscribers get the events through the listener like
-// everyone else, so every replica sees one order: commit order.
+// everyone else, so every replica sees one order: commit order. Publishes made at once
+// share a transaction and its NOTIFY (groupcommit): each holds its sessions' rows until
+// its commit.
 func (p *Postgres) Publish(sessions []string, events []Event) {
+	p.group.Do(&publication{sessions, events})
+}
+
+// publication is one Publish's events.
+type publication struct {
+	sessions []string
+	events   []Event
+}
+
+// maxGroupEvents bounds the events one transaction carries: its NOTIFY lists every
+// event's log id, and Postgres caps a NOTIFY payload at 8,000 bytes.
+const maxGroupEvents = 200
+
+// appendGroup appends a group of publications in one transaction. When that fails,
+// each is appended on its own, so one publication's trouble (its session deleted
+// meanwhile) is not the others'.
+func (p *Postgres) appendGroup(g []*publication) {
+	if len(g) > 1 {
+		var all publication
+		for _, pub := range g {
+			all.sessions, all.events = append(all.sessions, pub.sessions...), append(all.events, pub.events...)
+		}
+		if p.append(&all) == nil {
+			return
+		}
+	}
+	for _, pub := range g {
+		if err := p.append(pub); err != nil {
+			// A prompt's lifecycle event is logged, and announced to every replica, by
+			// the repair sweep once the database takes writes again; any other event at
+			// least reaches this replica's streams.
+			p.log.Error("publish stream events", "err", err)
+			p.local.Publish(unstaged(pub.sessions, pub.events))
+		}
+	}
+}
+
+// append appends pub's events to the log and NOTIFYs their ids, in one transaction.
+func (p *Postgres) append(pub *publication) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := p.st.AppendEvents(ctx, toLogged(sessions, events), announce)
-	if err != nil {
-		// A prompt's lifecycle event is logged, and announced to every replica, by the
-		// repair sweep once the database takes writes again; any other event at least
-		// reaches this replica's streams.
-		p.log.Error("publish stream events", "err", err)
-		p.local.Publish(unstaged(sessions, events))
-	}
+	_, err := p.st.AppendEvents(ctx, toLogged(pub.sessions, pub.events), announce)
+	return err
 }
 
 // PublishIn implements Bus: the caller's transaction sends the NOTIFY every replica

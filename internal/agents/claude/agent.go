@@ -62,10 +62,12 @@ func (Agent) Decode(event string, body []byte) (*models.HookRequest, error) {
 	switch event {
 	case EventPermissionRequest:
 		r.Origin, r.Params = models.OriginClaudePermission, p.Params()
-		r.Answer = func(v models.Verdict, by string) any { return p.PermissionDecision(v, by) }
+		a := p.answering()
+		r.Answer = func(v models.Verdict, by string) any { return a.PermissionDecision(v, by) }
 	case EventPreToolUse:
 		r.Origin, r.Params = models.OriginClaudePreToolUse, p.Params()
-		r.Answer = func(v models.Verdict, by string) any { return p.PreToolUseDecision(v, by) }
+		a := p.answering()
+		r.Answer = func(v models.Verdict, by string) any { return a.PreToolUseDecision(v, by) }
 	default:
 		r.Origin, r.Params, r.RequestedSchema = models.OriginClaudeElicit, p.ElicitationParams(), p.RequestedSchema
 		r.Answer = func(v models.Verdict, _ string) any { return ElicitationDecision(v) }

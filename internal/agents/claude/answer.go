@@ -19,6 +19,18 @@ func answers(v models.Verdict) map[string]any {
 	return out
 }
 
+// answering is what the decisions below read of p, and nothing more: an answer is kept
+// for as long as its request waits for a person, and the whole payload — its raw
+// fields and decoded input — would be kept with it. The input is read only to answer
+// a question tool.
+func (p *Payload) answering() *Payload {
+	a := &Payload{ToolName: p.ToolName, suggestions: p.suggestions}
+	if p.ToolName == ToolAskUserQuestion {
+		a.input = p.input
+	}
+	return a
+}
+
 // PermissionDecision builds the PermissionRequest hook answer for verdict v, given by by.
 func (p *Payload) PermissionDecision(v models.Verdict, by string) map[string]any {
 	var decision map[string]any
