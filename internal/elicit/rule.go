@@ -51,10 +51,11 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, 
 			q.events[i].Stage = 0 // no stage to claim: the row is inserted logged
 		}
 	}
-	stored, err := s.ruled.store(ctx, q)
-	if err != nil {
-		return Ended{}, err
+	s.ruled.Do(q)
+	if q.err != nil {
+		return Ended{}, q.err
 	}
+	stored := q.stored
 	s.log.Info("elicitation decided by rule", "session_id", stored.SessionID, "elicitation_id", stored.ID,
 		"origin", stored.Origin, "action", r.Action, "rule_id", ruleID)
 	return endedOf(stored), nil

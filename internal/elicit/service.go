@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/groupcommit"
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -92,7 +93,7 @@ type Service struct {
 	onResolved []func(e *models.Elicitation)
 	onOpened   []func(e *models.Elicitation)
 	// ruled commits the rows rules decide, grouping concurrent ones (DecideByRule).
-	ruled    *groupCommit
+	ruled    *groupcommit.Group[*queuedRow]
 	onCommit []func(took time.Duration)
 
 	// shutdown is closed when the server stops: every parked request answers at once.
@@ -126,7 +127,7 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 		store: st, bus: bus, clock: o.Clock, timeout: o.Timeout, grace: o.Grace, log: o.Log,
 		waiters: newWaiters(), parks: newParkCounts(o.MaxParkedPerPerson), answerWait: o.AnswerWait, shutdown: make(chan struct{}),
 	}
-	s.ruled = &groupCommit{commit: s.commitDecided}
+	s.ruled = s.newRuleGroup()
 	bus.OnDecided(s.waiters.wake)
 	return s
 }
