@@ -47,10 +47,10 @@ func TestGrantIsSpentOnceForExactlyTheCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		for name, other := range map[string]grants.Call{
-			"another input":   {Session: "conv_a", Tool: "Bash", Input: input(t, `{"command":"rm -rf /","description":"clean","n":1.50}`)},
+			"another input":    {Session: "conv_a", Tool: "Bash", Input: input(t, `{"command":"rm -rf /","description":"clean","n":1.50}`)},
 			"a number respelt": {Session: "conv_a", Tool: "Bash", Input: input(t, `{"command":"rm -rf build","description":"clean","n":1.5}`)},
-			"another tool":    {Session: "conv_a", Tool: "Write", Input: call.Input},
-			"another session": {Session: "conv_b", Tool: "Bash", Input: call.Input},
+			"another tool":     {Session: "conv_a", Tool: "Write", Input: call.Input},
+			"another session":  {Session: "conv_b", Tool: "Bash", Input: call.Input},
 		} {
 			if g, err := svc.Consume(ctx, other); err != nil || g != nil {
 				t.Fatalf("%s: consumed %+v (%v)", name, g, err)
