@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/grants"
 	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -52,6 +53,18 @@ type Job struct {
 	// was made from (a Codex app-server's JSON-RPC id): a prompt of that ID opened for
 	// a different request is not re-attached to (checkRetry).
 	Fingerprint string
+
+	// Refusal, when set, is an agent's own refusal of the call in Subject, escalated to
+	// a person (see Escalation): answered at once when it stands, and an accept is
+	// answered only with its grant stored.
+	Refusal *models.HookRefusal
+	// Retry marks a call that may be an escalated refusal's retry: a live grant for it
+	// answers Answer(accept) at once. GrantsOnly answers such a call NoVerdict at once
+	// when it has none, instead of parking it — a hook installed only to let retries
+	// through.
+	Retry, GrantsOnly bool
+	// grant is the call an escalated refusal's grant is for (grantFor).
+	grant *grants.Call
 }
 
 // Prepare reads, authorizes and decodes a request about to park. It runs in a slot.
@@ -60,6 +73,7 @@ type Prepare func() (*Job, error)
 // Parked is a request prepared to park: answered at once (Now), or waiting on a
 // prompt (Await).
 type Parked struct {
+	s   *Service
 	job *Job
 	w   *elicit.Waiter
 }
@@ -85,6 +99,7 @@ type Service struct {
 	elicit *elicit.Service
 	rules  *rules.Service // nil: no Gatehouse rules
 	risk   *risk.Table    // nil: the built-in risk table
+	esc    Escalation
 	slots  chan struct{}
 	// queued counts requests waiting for a slot (Queued).
 	queued atomic.Int64
@@ -184,15 +199,27 @@ func safely(work func() error) (err error) {
 func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked, error) {
 	j, err := prepare()
 	if err != nil || j.Immediate != nil || !j.Level.CanPark() {
-		return Parked{job: j}, err
+		return Parked{s: s, job: j}, err
 	}
+	if j.Retry {
+		if answered, err := s.spendGrant(ctx, j); err != nil || answered {
+			return Parked{s: s, job: j}, err
+		}
+	}
+	if j.GrantsOnly {
+		return Parked{s: s, job: j}, nil // no grant: "no verdict", the agent's own check decides
+	}
+	if j.Refusal != nil && s.refusalStands(ctx, j) {
+		return Parked{s: s, job: j}, nil
+	}
+	j.grant = grantFor(j)
 	if err := s.checkRetry(ctx, j); err != nil {
-		return Parked{job: j}, err
+		return Parked{s: s, job: j}, err
 	}
 	j.Prompt.TokenID = j.TokenID
 	s.rate(j)
 	if answered, err := s.applyRules(ctx, j); err != nil || answered {
-		return Parked{job: j}, err
+		return Parked{s: s, job: j}, err
 	}
 	// The wait is the caller's: one of their parked requests, at most
 	// --max-parked-per-person (429 beyond; answers given at once above never count).
@@ -201,7 +228,7 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked
 	// The prompt is stored and published now, the rules applied; the wait needs
 	// neither (a parked request keeps only how to answer).
 	j.Prompt, j.Subject = elicit.Prompt{}, nil
-	return Parked{job: j, w: w}, err
+	return Parked{s: s, job: j, w: w}, err
 }
 
 // checkRetry refuses (409) to re-attach a request to a prompt that was opened for a
@@ -244,7 +271,7 @@ func (p Parked) Await(ctx context.Context) (v elicit.Ended, reply any, err error
 	j := p.job
 	if v.Status == models.StatusExpired {
 		if j.OnTimeout != nil {
-			return v, j.Answer(*j.OnTimeout, ""), nil
+			return v, p.s.answer(ctx, j, *j.OnTimeout, v.Row), nil
 		}
 		if j.OwnWait && j.TimedOut != nil {
 			return v, j.TimedOut, nil
@@ -253,7 +280,7 @@ func (p Parked) Await(ctx context.Context) (v elicit.Ended, reply any, err error
 	if !v.Decided() {
 		return v, j.NoVerdict, nil
 	}
-	return v, j.Answer(v.Verdict, resolvedBy(v.Row)), nil
+	return v, p.s.answer(ctx, j, v.Verdict, v.Row), nil
 }
 
 // resolvedBy is who decided a row ("" when it does not say).
@@ -282,7 +309,7 @@ func (s *Service) applyRules(ctx context.Context, j *Job) (answered bool, err er
 	}
 	if applied.Ended != nil {
 		if applied.Ended.Decided() {
-			j.Immediate = j.Answer(applied.Ended.Verdict, resolvedBy(applied.Ended.Row))
+			j.Immediate = s.answer(ctx, j, applied.Ended.Verdict, applied.Ended.Row)
 		}
 		return true, nil
 	}

@@ -90,8 +90,9 @@ func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
 	}
 	hooks := map[string]any{}
 	for _, ev := range o.Events {
-		if !slices.Contains(a.Events(), ev) {
-			return models.Settings{}, fmt.Errorf("--events: Gatehouse does not handle %q (want %s)", ev, strings.Join(a.Events(), ", "))
+		handled := append(a.Events(), a.AnsweredEvents()...)
+		if !slices.Contains(handled, ev) {
+			return models.Settings{}, fmt.Errorf("--events: Gatehouse does not handle %q (want %s)", ev, strings.Join(handled, ", "))
 		}
 		m := hookMatcher{Hooks: []hook{h}}
 		if ev != EventElicitation { // Elicitation's matcher is an MCP server name, not a tool
