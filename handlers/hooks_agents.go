@@ -42,7 +42,7 @@ func (s *Server) agentHookNamed(c echo.Context, agent, event string) error {
 		return errs.NotFound("no agent %q (agents: %s)", truncateRunes(agent, 64), strings.Join(s.agents.Names(), ", "))
 	}
 	if event != "" && !agents.Parks(a, event) {
-		return bad("event", "%s hooks Gatehouse parks are %s, not %q", a.Vendor(), agents.JoinOr(a.Events()), truncateRunes(event, 64))
+		return bad("event", "%s hooks Gatehouse handles are %s, not %q", a.Vendor(), agents.JoinOr(agents.Handled(a)), truncateRunes(event, 64))
 	}
 	return s.parkHook(c, func(c echo.Context) (*park.Job, error) { return s.prepareZeroConfig(c, a, event) })
 }
@@ -158,6 +158,20 @@ func (s *Server) parkJobOf(c echo.Context, sess *models.Session, level auth.Leve
 		}
 		return &park.Job{Immediate: map[string]any{"retired": retired}}, nil
 	}
+	if req.Notice != nil {
+		// Not a request to decide: forwarded (or not: coalesced, or a Gatehouse prompt
+		// of the session is already with the person) and answered at once.
+		out, err := s.waiting.Forward(ctx, userOf(c), sess, *req.Notice, req.Vendor, req.Cwd)
+		if err != nil {
+			return nil, err
+		}
+		s.log.Debug("agent notice", "session_id", sess.ID, "outcome", string(out))
+		return &park.Job{Immediate: req.Answer(models.Verdict{}, "")}, nil
+	}
+	grantsOnly, err := grantsOnlyOf(c)
+	if err != nil {
+		return nil, err
+	}
 	eid := req.ReattachID
 	if req.IDPrefix != "" {
 		eid = ids.Deterministic(req.IDPrefix, req.IDKey(sess.ID))
@@ -171,7 +185,8 @@ func (s *Server) parkJobOf(c echo.Context, sess *models.Session, level auth.Leve
 		params = withPropertyOrder(params, req.RequestedSchema)
 	}
 	h := &park.Job{Level: level, Prompt: elicit.Prompt{Session: sess, ID: eid, Origin: req.Origin, Params: params},
-		NoVerdict: req.NoVerdict, Fingerprint: req.Fingerprint, Answer: s.answerOf(sess, req)}
+		NoVerdict: req.NoVerdict, Fingerprint: req.Fingerprint,
+		Refusal: req.Refusal, Retry: req.MayRetry, GrantsOnly: grantsOnly, Answer: s.answerOf(sess, req)}
 	if req.Tool != nil {
 		h.Subject = &rules.Subject{Tool: req.Tool.Name, Kind: req.Tool.Kind, Input: req.Tool.Input, Cwd: req.Cwd}
 	}
@@ -204,4 +219,19 @@ func checkExternalID(field, v string) error {
 		return bad(field, "is longer than 200 characters")
 	}
 	return nil
+}
+
+// grantsOnlyOf reads a hook URL's ?only=grants: the hook is installed only to let the
+// retry of an escalated refusal through (its grant spent and answered "allow"), and a
+// call without a grant is answered "no decision" at once instead of parked — so a
+// PreToolUse hook beside auto mode does not make every tool call wait for a person.
+func grantsOnlyOf(c echo.Context) (bool, error) {
+	switch v := c.QueryParam("only"); v {
+	case "":
+		return false, nil
+	case "grants":
+		return true, nil
+	default:
+		return false, bad("only", "want grants (answer only the retries a person approved), got %q", truncateRunes(v, 64))
+	}
 }

@@ -124,7 +124,7 @@ func TestAgentRouteErrors(t *testing.T) {
 			{"/v1/hooks/gemini-x", codexCLIBody("PreToolUse", "ls"), 404, "not_found", []string{`"gemini-x"`, "claude", "codex"}},
 			{"/v1/hooks/gemini-x/BeforeTool", codexCLIBody("PreToolUse", "ls"), 404, "not_found", []string{`"gemini-x"`}},
 			{"/v1/hooks/claude/Stop", testserver.ClaudeBody("Bash", map[string]any{"command": "ls"}), 400, "invalid_input",
-				[]string{"event:", `"Stop"`, "PermissionRequest, PreToolUse or Elicitation"}},
+				[]string{"event:", `"Stop"`, "PermissionRequest, PreToolUse, Elicitation, PermissionDenied or Notification"}},
 			{"/v1/hooks/codex/Elicitation", codexCLIBody("PreToolUse", "ls"), 400, "invalid_input",
 				[]string{"event:", `"Elicitation"`, "PermissionRequest or PreToolUse"}},
 			{"/v1/hooks/codex", codexCLIBody("Stop", "ls"), 400, "invalid_input", []string{`"Stop"`, "PermissionRequest or PreToolUse"}},

@@ -31,6 +31,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/internal/tokens"
+	"github.com/gatehouse-dev/gatehouse/internal/waiting"
 	"github.com/gatehouse-dev/gatehouse/views"
 )
 
@@ -97,6 +98,9 @@ type Deps struct {
 	// Held, when set, takes parked hooks off net/http while they wait (internal/held);
 	// the app waits on it at shutdown. Nil: they wait in their handlers.
 	Held *held.Set
+	// Waiting forwards an agent's notice that it waits for its person (Claude Code's
+	// Notification hook) to their channels; nil: such notices are taken and dropped.
+	Waiting *waiting.Service
 }
 
 // Server holds the handlers' dependencies.
@@ -125,6 +129,7 @@ type Server struct {
 	notify    *notify.Service
 	slack     *notifyslack.Interactions
 	held      *held.Set
+	waiting   *waiting.Service
 	// echo makes the detached contexts of held requests (detach).
 	echo *echo.Echo
 	// park is the park use case; it bounds how many requests prepare at once
@@ -142,7 +147,7 @@ func New(d Deps) *echo.Echo {
 		log: d.Log, runner: d.Runner, evaluate: d.Evaluate, mcp: d.MCP, publicURL: d.PublicURL,
 		inbox: d.Inbox, audit: d.Audit, history: d.History, streams: d.Streams, cookies: newCookieStore(d.SessionSecret), md: markdown.New(), assets: assetURLs(),
 		rules: d.Rules, tokens: d.Tokens, oidc: d.OIDC, signIns: d.SignIns, notify: d.Notify, slack: d.Slack, held: d.Held,
-		park: d.Park, agents: agents.Default()}
+		waiting: d.Waiting, park: d.Park, agents: agents.Default()}
 	s.onboard = &onboard.Service{Sessions: d.Sessions, Elicit: d.Elicit, Agents: s.agents}
 	if s.park == nil {
 		s.park = park.New(d.Elicit, d.Rules, park.DefaultSlots)

@@ -80,10 +80,37 @@ type HookRequest struct {
 	// InterruptOnDecline asks the runner to interrupt the agent's turn on a decline.
 	InterruptOnDecline bool
 
+	// Refusal, when set, makes the payload an agent's report that its own check refused
+	// a tool call (Claude Code's PermissionDenied, after auto mode refused): escalated to
+	// a person when the server escalates refusals, and an approval lets the agent retry
+	// exactly that call once (internal/grants). Answer(decline) lets the refusal stand.
+	Refusal *HookRefusal
+	// MayRetry marks a tool call that may be the retry of an escalated refusal (Claude
+	// Code's PreToolUse): a live grant for it is spent and answered Answer(accept) at
+	// once.
+	MayRetry bool
+	// Notice, when set, makes the payload a notice that the agent waits for its person
+	// (Claude Code's Notification): forwarded to their notification channels, never
+	// parked.
+	Notice *HookNotice
+
 	// Retire, when set, makes the payload a notice that a request was settled
 	// elsewhere, not a request to park: the session's pending prompts of this
 	// Origin whose params Retire matches are cancelled.
 	Retire func(params map[string]any) bool
 	// RetiredBy is who the retired prompts record as having cancelled them.
 	RetiredBy string
+}
+
+// HookRefusal is an agent's own refusal of a tool call (HookRequest.Refusal).
+type HookRefusal struct {
+	// Reason is the agent's reason for refusing, as it gave it.
+	Reason string
+}
+
+// HookNotice is an agent's notice that it waits for its person (HookRequest.Notice).
+type HookNotice struct {
+	// Message is the agent's own text ("Claude needs your permission to use Bash");
+	// Title and Type its title and kind of notice, when it says.
+	Message, Title, Type string
 }

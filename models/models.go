@@ -92,10 +92,13 @@ const (
 	OriginClaudePermission = "claude_permission"
 	OriginClaudePreToolUse = "claude_pre_tool_use"
 	OriginClaudeElicit     = "claude_elicitation"
-	OriginCodex            = "codex"
-	OriginPolicy           = "policy"
-	OriginMCPEvent         = "mcp_event"
-	OriginMCPInput         = "mcp_input"
+	// OriginClaudeDenied is a refusal of Claude Code's auto mode escalated to a person
+	// (its PermissionDenied hook): an approval lets the agent retry the call once.
+	OriginClaudeDenied = "claude_permission_denied"
+	OriginCodex        = "codex"
+	OriginPolicy       = "policy"
+	OriginMCPEvent     = "mcp_event"
+	OriginMCPInput     = "mcp_input"
 )
 
 // Ways a verdict can arrive (resolved_via).

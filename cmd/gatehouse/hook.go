@@ -26,7 +26,7 @@ const maxHookPayload = 8 << 20
 // instead. Either way the reason goes to stderr.
 func newHookCmd(c *cli) *cobra.Command {
 	usage := "usage: gatehouse hook " + strings.Join(hookclient.Names(), "|") +
-		" [--url URL] [--token TOKEN | --token-env NAME] [--fail-closed] [--reattach-for D] [--connect-timeout D] [--answer-within D]"
+		" [--url URL] [--token TOKEN | --token-env NAME] [--fail-closed] [--reattach-for D] [--connect-timeout D] [--answer-within D] [--grants-only]"
 	cmd := &cobra.Command{
 		Use:     "hook <agent>",
 		Short:   "forward an agent's command hook to Gatehouse (run by the agent)",
@@ -51,11 +51,12 @@ func newHookCmd(c *cli) *cobra.Command {
 	reattachFor := fs.Duration("reattach-for", hookclient.DefaultReattachFor, "how long to keep re-attaching to the prompt after a dropped connection")
 	connectTimeout := fs.Duration("connect-timeout", hookclient.DefaultConnectWindow, "how long to keep trying to reach a server not reached yet")
 	answerWithin := fs.Duration("answer-within", 0, "deny (in the agent's format) when no verdict has come within this long, or the wait ended without one; set it below the hook timeout of an agent that runs the tool when its hook times out (Gemini CLI, Copilot CLI)")
+	grantsOnly := fs.Bool("grants-only", false, "only let through the retry of a refusal a person approved in Gatehouse (Claude Code's PreToolUse beside auto mode); any other call gets no decision at once")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		agent, _ := hookclient.Lookup(args[0])
 		return exitCode(forwardHook(cmd.Context(), agent, hookOptions{
 			baseURL: flags.url, token: flags.bearer("gatehouse hook", c.getenv, c.stderr), failClosed: *failClosed,
-			reattachFor: *reattachFor, connectTimeout: *connectTimeout, answerWithin: *answerWithin,
+			reattachFor: *reattachFor, connectTimeout: *connectTimeout, answerWithin: *answerWithin, grantsOnly: *grantsOnly,
 		}, c.stdin, c.stdout, c.stderr))
 	}
 	return cmd
@@ -69,6 +70,8 @@ type hookOptions struct {
 	// answerWithin, when set, denies when no verdict came within it (or the wait ended
 	// without one): for agents whose hook timeout runs the tool.
 	answerWithin time.Duration
+	// grantsOnly forwards with ?only=grants (hookclient.Options.GrantsOnly).
+	grantsOnly bool
 }
 
 // forwardHook forwards the payload on stdin and returns the exit code.
@@ -88,7 +91,7 @@ func forwardHook(ctx context.Context, agent hookclient.Agent, o hookOptions, std
 	}
 	out := hookclient.Forward(ctx, hookclient.Options{
 		Agent: agent, BaseURL: o.baseURL, Token: o.token,
-		ConnectWindow: o.connectTimeout, ReattachFor: o.reattachFor,
+		ConnectWindow: o.connectTimeout, ReattachFor: o.reattachFor, GrantsOnly: o.grantsOnly,
 		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) },
 	}, payload)
 	if errors.Is(context.Cause(ctx), errNoAnswerInTime) && len(out.Answer) == 0 {

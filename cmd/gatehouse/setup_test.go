@@ -146,3 +146,36 @@ func readJSON(t *testing.T, path string, v any) {
 		t.Fatalf("%s: %v\n%s", path, err, b)
 	}
 }
+
+// TestSetupClaudeInstallsEscalationHooks: `gatehouse setup claude` installs, beside
+// PermissionRequest, the three hooks of escalated refusals together — PermissionDenied
+// (the refusal), a PreToolUse that lets only an approved retry through (so no other
+// tool call waits for a person), and Notification.
+func TestSetupClaudeInstallsEscalationHooks(t *testing.T) {
+	home := t.TempDir()
+	env := childEnv("HOME="+home, "GATEHOUSE_URL=http://127.0.0.1:1")
+	if code, stdout, stderr := runCmd(t, env, "setup", "claude", "--install"); code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command string `json:"command"`
+				Timeout int    `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	readJSON(t, filepath.Join(home, ".claude", "settings.json"), &doc)
+	for _, ev := range []string{"PermissionRequest", "PermissionDenied", "PreToolUse", "Notification"} {
+		if len(doc.Hooks[ev]) != 1 || len(doc.Hooks[ev][0].Hooks) != 1 {
+			t.Fatalf("%s: %+v", ev, doc.Hooks[ev])
+		}
+	}
+	pre := doc.Hooks["PreToolUse"][0].Hooks[0]
+	if !strings.HasSuffix(pre.Command, " --grants-only") || pre.Timeout > 60 {
+		t.Fatalf("PreToolUse hook %+v, want a quick grants-only forward", pre)
+	}
+	if c := doc.Hooks["PermissionDenied"][0].Hooks[0].Command; strings.Contains(c, "--grants-only") || !strings.Contains(c, "hook claude") {
+		t.Fatalf("PermissionDenied hook %q", c)
+	}
+}

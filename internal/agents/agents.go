@@ -100,9 +100,28 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-// Parks reports whether a parks event.
+// Answering is implemented by an agent with hook events Gatehouse answers that are
+// not requests for a verdict — Claude Code's PermissionDenied (auto mode's refusal,
+// escalated to a person only when the server escalates refusals) and Notification
+// (forwarded to the person's channels).
+type Answering interface {
+	Agent
+	// AnsweredEvents are those events.
+	AnsweredEvents() []string
+}
+
+// Handled is every hook event a handles: the ones it parks, then the ones it answers.
+func Handled(a Agent) []string {
+	out := append([]string(nil), a.Events()...)
+	if ans, ok := a.(Answering); ok {
+		out = append(out, ans.AnsweredEvents()...)
+	}
+	return out
+}
+
+// Parks reports whether a handles event (parks it, or answers it: Handled).
 func Parks(a Agent, event string) bool {
-	for _, e := range a.Events() {
+	for _, e := range Handled(a) {
 		if e == event {
 			return true
 		}

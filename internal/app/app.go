@@ -25,6 +25,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/evaluate"
+	"github.com/gatehouse-dev/gatehouse/internal/grants"
 	"github.com/gatehouse-dev/gatehouse/internal/held"
 	"github.com/gatehouse-dev/gatehouse/internal/history"
 	"github.com/gatehouse-dev/gatehouse/internal/inbox"
@@ -41,6 +42,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/internal/tokens"
+	"github.com/gatehouse-dev/gatehouse/internal/waiting"
 )
 
 // App is a ready-to-serve Gatehouse.
@@ -202,7 +204,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	// One park use case for every request that waits for a person — hooks, policy
 	// evaluations, the MCP proxy — so one pool of slots bounds their work at once and
 	// the rules are applied in one place.
-	parks := park.New(core, ruleBook, park.DefaultSlots, park.RateBy(policies.Risk()))
+	// An escalated refusal (--escalate-denials) parks here too; its approval's grant is
+	// stored, so the retry may reach any replica.
+	parks := park.New(core, ruleBook, park.DefaultSlots, park.RateBy(policies.Risk()), park.Escalate(park.Escalation{
+		On: cfg.EscalateDenials, Wait: cfg.EscalateWait, Grants: grants.New(st, cfg.GrantTTL, nil), Policies: policies, Log: log}))
 	proxy = mcpproxy.New(core, policies, mcpRunner, ups, mcp.NewStateSigner(secret), mcpproxy.Options{
 		Mode: cfg.ElicitationMode, ApprovalTTL: cfg.MCPApprovalTTL, RetryWait: cfg.MCPRetryWait,
 		InputTimeout: cfg.MCPInputTimeout, Log: log, Park: parks, Tasks: st,
@@ -237,6 +242,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		OIDC:            signIn,
 		SignIns:         signIns,
 		Notify:          notifier,
+		Waiting:         waiting.New(notifier, st, waiting.DefaultEvery, nil, log),
 		Slack:           slackInteractions(cfg),
 		Held:            hold,
 	})

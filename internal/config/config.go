@@ -93,10 +93,25 @@ type Config struct {
 	// SlackAPIURL is the Slack Web API base (tests point it at a stand-in).
 	SlackAPIURL string
 
+	// EscalateDenials escalates Claude Code auto mode's refusals (its PermissionDenied
+	// hook) to a person, whose approval lets the agent retry that exact call once
+	// (internal/grants). Off, such a hook is answered "no retry" at once.
+	EscalateDenials bool
+	// EscalateWait bounds how long an escalated refusal waits for a person: the hook
+	// must be answered within its own timeout (Claude Code's default is 600 s).
+	EscalateWait time.Duration
+	// GrantTTL is how long an approved refusal's one-shot retry grant stays usable
+	// (at most grants.MaxTTL).
+	GrantTTL time.Duration
+
 	// AuditCheckpointFile, when set, is where this replica appends each daily audit
 	// checkpoint it takes (internal/audit), outside the database.
 	AuditCheckpointFile string
 }
+
+// MaxGrantTTL is the longest --grant-ttl: a grant is for the retry an agent makes
+// right after the approval (grants.MaxTTL; config imports no domain package).
+const MaxGrantTTL = 10 * time.Minute
 
 type setting struct {
 	flag, env, def, usage string
@@ -144,6 +159,9 @@ var settings = []setting{
 	{"notify-retry-max", "GATEHOUSE_NOTIFY_RETRY_MAX", "10m", "longest delay between notification retries"},
 	{"notify-attempts", "GATEHOUSE_NOTIFY_ATTEMPTS", "10", "attempts per notification before it is marked failed"},
 	{"action-link-ttl", "GATEHOUSE_ACTION_LINK_TTL", "1h", "how long approve/reject links in notifications stay usable"},
+	{"escalate-denials", "GATEHOUSE_ESCALATE_DENIALS", "false", "escalate Claude Code auto mode's refusals (PermissionDenied hook) to a person; an approval lets the agent retry exactly that call once (policies on permission_denied may narrow it)"},
+	{"escalate-wait", "GATEHOUSE_ESCALATE_WAIT", "5m", "how long an escalated refusal waits for a person before the agent goes on without a retry (keep it under the hook's timeout)"},
+	{"grant-ttl", "GATEHOUSE_GRANT_TTL", "5m", "how long an approved refusal's one-shot retry stays usable (at most 10m)"},
 	{"slack-bot-token", "GATEHOUSE_SLACK_BOT_TOKEN", "", "Slack app bot token (xoxb-…) to send notifications as direct messages"},
 	{"slack-signing-secret", "GATEHOUSE_SLACK_SIGNING_SECRET", "", "Slack app signing secret, to verify button clicks (interactivity URL: --public-url + /v1/notify/slack/interactions)"},
 	{"slack-api-url", "GATEHOUSE_SLACK_API_URL", "", "Slack Web API base URL (empty: Slack's own)"},
@@ -213,6 +231,9 @@ func (f *Flags) Config() (*Config, error) {
 	if c.NotifyAllowPrivate, err = strconv.ParseBool(get("notify-allow-private")); err != nil {
 		return nil, fmt.Errorf("--notify-allow-private: want true or false, got %q", get("notify-allow-private"))
 	}
+	if c.EscalateDenials, err = strconv.ParseBool(get("escalate-denials")); err != nil {
+		return nil, fmt.Errorf("--escalate-denials: want true or false, got %q", get("escalate-denials"))
+	}
 	if c.OIDCAcceptMissingEmailVerified, err = strconv.ParseBool(get("oidc-accept-missing-email-verified")); err != nil {
 		return nil, fmt.Errorf("--oidc-accept-missing-email-verified: want true or false, got %q", get("oidc-accept-missing-email-verified"))
 	}
@@ -225,10 +246,13 @@ func (f *Flags) Config() (*Config, error) {
 	}{{"elicitation-timeout", &c.ElicitationTimeout}, {"mcp-input-timeout", &c.MCPInputTimeout}, {"disconnect-grace", &c.DisconnectGrace}, {"event-retention", &c.EventRetention},
 		{"mcp-approval-ttl", &c.MCPApprovalTTL}, {"mcp-retry-wait", &c.MCPRetryWait}, {"body-read-timeout", &c.BodyReadTimeout},
 		{"notify-send-timeout", &c.NotifySendTimeout}, {"notify-retry-base", &c.NotifyRetryBase}, {"notify-retry-max", &c.NotifyRetryMax},
-		{"action-link-ttl", &c.ActionLinkTTL}} {
+		{"action-link-ttl", &c.ActionLinkTTL}, {"escalate-wait", &c.EscalateWait}, {"grant-ttl", &c.GrantTTL}} {
 		if *d.dst, err = time.ParseDuration(get(d.key)); err != nil || *d.dst <= 0 {
 			return nil, fmt.Errorf("--%s: want a positive duration like 30s or 24h, got %q", d.key, get(d.key))
 		}
+	}
+	if c.GrantTTL > MaxGrantTTL {
+		return nil, fmt.Errorf("--grant-ttl: a retry grant lives at most %s, got %s", MaxGrantTTL, c.GrantTTL)
 	}
 	if _, err := fmt.Sscan(get("max-body-bytes"), &c.MaxBodyBytes); err != nil || c.MaxBodyBytes < 1024 {
 		return nil, fmt.Errorf("--max-body-bytes: want a number of bytes ≥ 1024, got %q", get("max-body-bytes"))

@@ -89,6 +89,9 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logf, when set, receives progress notes (retries) for stderr.
 	Logf func(format string, args ...any)
+	// GrantsOnly asks the server only to let through the retry of a refusal a person
+	// approved (?only=grants): any other call gets "no decision" at once, not a prompt.
+	GrantsOnly bool
 }
 
 // Outcome is what a forward produced.
@@ -111,6 +114,9 @@ func Forward(ctx context.Context, o Options, payload []byte) Outcome {
 	endpoint, err := endpointURL(o.BaseURL, o.Agent)
 	if err != nil {
 		return Outcome{Err: err}
+	}
+	if o.GrantsOnly {
+		endpoint += "?only=grants"
 	}
 	body, eid, err := withReattachID(payload, o.Agent)
 	if err != nil {

@@ -29,6 +29,9 @@ const (
 	// KindTest is the message of the settings page's test button: it names no prompt
 	// and carries no action links, so it decides nothing.
 	KindTest = "test"
+	// KindWaiting says an agent waits for its person outside Gatehouse (SendWaiting):
+	// it names a session, not a prompt, and carries no action links.
+	KindWaiting = "waiting"
 )
 
 // Message is one notification for one person on one channel: everything a Channel

@@ -35,6 +35,21 @@ func (r TestResult) Sent() bool { return r.Err == "" }
 // the person waits for the answer, and a test is not worth retrying — and creates no
 // prompt and no delivery row. No configured channel is an empty list.
 func (s *Service) SendTest(ctx context.Context, user string) ([]TestResult, error) {
+	now := s.o.Now()
+	out, err := s.sendNow(ctx, user, "ntf_test_", func() *Message {
+		return &Message{Kind: KindTest, ApproveURL: s.o.PublicURL + "/settings/notifications",
+			Prompt: Summary{Title: testTitle, Detail: testDetail, Vendor: "Gatehouse", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}}
+	})
+	for _, r := range out {
+		s.log.Info("test notification", "user", user, "channel", r.Channel, "sent", r.Sent(), "err", r.Err)
+	}
+	return out, err
+}
+
+// sendNow sends the message build makes, now and once, to every place user's
+// notifications go (SendTest), each delivery id starting with idPrefix. It bypasses
+// the outbox: no prompt, no delivery row, no retry.
+func (s *Service) sendNow(ctx context.Context, user, idPrefix string, build func() *Message) ([]TestResult, error) {
 	st, err := s.stored(ctx, user)
 	if err != nil {
 		return nil, err
@@ -76,10 +91,8 @@ func (s *Service) SendTest(ctx context.Context, user string) ([]TestResult, erro
 	var wg sync.WaitGroup
 	for i, sd := range sends {
 		out[i] = TestResult{Channel: sd.ch.Name(), Target: sd.name}
-		m := &Message{DeliveryID: "ntf_test_" + stamp + "_" + strconv.Itoa(i), Kind: KindTest, Recipient: user,
-			ApproveURL: s.o.PublicURL + "/settings/notifications", Target: sd.target,
-			Prompt: Summary{Title: testTitle, Detail: testDetail, Vendor: "Gatehouse", CreatedAt: s.o.Now(),
-				ExpiresAt: s.o.Now().Add(time.Hour)}}
+		m := build()
+		m.DeliveryID, m.Recipient, m.Target = idPrefix+stamp+"_"+strconv.Itoa(i), user, sd.target
 		wg.Go(func() {
 			sendCtx, cancel := context.WithTimeout(ctx, s.o.SendTimeout)
 			defer cancel()
@@ -89,9 +102,6 @@ func (s *Service) SendTest(ctx context.Context, user string) ([]TestResult, erro
 		})
 	}
 	wg.Wait()
-	for _, r := range out {
-		s.log.Info("test notification", "user", user, "channel", r.Channel, "sent", r.Sent(), "err", r.Err)
-	}
 	return out, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/auth"
 	"github.com/gatehouse-dev/gatehouse/internal/elicit"
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/internal/grants"
 	"github.com/gatehouse-dev/gatehouse/internal/risk"
 	"github.com/gatehouse-dev/gatehouse/internal/rules"
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -52,6 +53,18 @@ type Job struct {
 	// was made from (a Codex app-server's JSON-RPC id): a prompt of that ID opened for
 	// a different request is not re-attached to (checkRetry).
 	Fingerprint string
+
+	// Refusal, when set, is an agent's own refusal of the call in Subject, escalated to
+	// a person (see Escalation): answered at once when it stands, and an accept is
+	// answered only with its grant stored.
+	Refusal *models.HookRefusal
+	// Retry marks a call that may be an escalated refusal's retry: a live grant for it
+	// answers Answer(accept) at once. GrantsOnly answers such a call NoVerdict at once
+	// when it has none, instead of parking it — a hook installed only to let retries
+	// through.
+	Retry, GrantsOnly bool
+	// grant is the call an escalated refusal's grant is for (grantFor).
+	grant *grants.Call
 }
 
 // Prepare reads, authorizes and decodes a request about to park. It runs in a slot.
@@ -73,12 +86,19 @@ type answering struct {
 	noVerdict any
 	onTimeout *models.Verdict
 	timedOut  any
+	// s, refusal and grant answer an escalated refusal: an accept is answered only
+	// once its grant is stored (Service.answer).
+	s       *Service
+	refusal bool
+	grant   *grants.Call
 }
 
-// trimmed is p keeping only what its wait needs to answer.
-func (p Parked) trimmed() Parked {
+// trimmed is p keeping only what its wait needs to answer (s: the service that
+// stores an escalated refusal's grant).
+func (p Parked) trimmed(s *Service) Parked {
 	j := p.job
-	a := &answering{answer: j.Answer, noVerdict: j.NoVerdict, onTimeout: j.OnTimeout}
+	a := &answering{answer: j.Answer, noVerdict: j.NoVerdict, onTimeout: j.OnTimeout,
+		s: s, refusal: j.Refusal != nil, grant: j.grant}
 	if j.OwnWait {
 		a.timedOut = j.TimedOut
 	}
@@ -116,6 +136,7 @@ type Service struct {
 	elicit *elicit.Service
 	rules  *rules.Service // nil: no Gatehouse rules
 	risk   *risk.Table    // nil: the built-in risk table
+	esc    Escalation
 	slots  chan struct{}
 	// queued counts requests waiting for a slot (Queued).
 	queued atomic.Int64
@@ -217,6 +238,18 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked
 	if err != nil || j.Immediate != nil || !j.Level.CanPark() {
 		return Parked{job: j}, err
 	}
+	if j.Retry {
+		if answered, err := s.spendGrant(ctx, j); err != nil || answered {
+			return Parked{job: j}, err
+		}
+	}
+	if j.GrantsOnly {
+		return Parked{job: j}, nil // no grant: "no verdict", the agent's own check decides
+	}
+	if j.Refusal != nil && s.refusalStands(ctx, j) {
+		return Parked{job: j}, nil
+	}
+	j.grant = grantFor(j)
 	if err := s.checkRetry(ctx, j); err != nil {
 		return Parked{job: j}, err
 	}
@@ -235,7 +268,7 @@ func (s *Service) prepareAndAttach(ctx context.Context, prepare Prepare) (Parked
 	// The prompt is stored and published now, the rules applied; the wait keeps only
 	// how to answer, in a Job of its own: the rest of j is a few hundred bytes that
 	// thousands of waits would keep for nothing.
-	return Parked{job: j, w: w}.trimmed(), nil
+	return Parked{job: j, w: w}.trimmed(s), nil
 }
 
 // checkRetry refuses (409) to re-attach a request to a prompt that was opened for a
@@ -278,7 +311,7 @@ func (p Parked) Await(ctx context.Context) (v elicit.Ended, reply any, err error
 	a := p.a
 	if v.Status == models.StatusExpired {
 		if a.onTimeout != nil {
-			return v, a.answer(*a.onTimeout, ""), nil
+			return v, a.reply(ctx, *a.onTimeout, v.Row), nil
 		}
 		if a.timedOut != nil {
 			return v, a.timedOut, nil
@@ -287,7 +320,7 @@ func (p Parked) Await(ctx context.Context) (v elicit.Ended, reply any, err error
 	if !v.Decided() {
 		return v, a.noVerdict, nil
 	}
-	return v, a.answer(v.Verdict, resolvedBy(v.Row)), nil
+	return v, a.reply(ctx, v.Verdict, v.Row), nil
 }
 
 // resolvedBy is who decided a row ("" when it does not say).
@@ -316,7 +349,8 @@ func (s *Service) applyRules(ctx context.Context, j *Job) (answered bool, err er
 	}
 	if applied.Ended != nil {
 		if applied.Ended.Decided() {
-			j.Immediate = j.Answer(applied.Ended.Verdict, resolvedBy(applied.Ended.Row))
+			j.Immediate = (&answering{answer: j.Answer, s: s, refusal: j.Refusal != nil, grant: j.grant}).
+				reply(ctx, applied.Ended.Verdict, applied.Ended.Row)
 		}
 		return true, nil
 	}

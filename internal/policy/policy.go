@@ -36,6 +36,11 @@ const (
 	PhaseLLMRequest  = "llm_request"
 	PhaseLLMResponse = "llm_response"
 	PhaseRequest     = "request"
+	// PhasePermissionDenied is an agent's own check refusing a tool call (Claude Code's
+	// auto mode), about to be escalated to a person (--escalate-denials): a DENY lets
+	// the refusal stand, anything else escalates it. Agents never post it to
+	// /policies/evaluate, so it is a phase of policy files only.
+	PhasePermissionDenied = "permission_denied"
 )
 
 // Phases lists every phase, in the order the API documents them.
@@ -343,16 +348,16 @@ func parseTrigger(raw string) (trigger, error) {
 	phase = strings.ToLower(strings.TrimSpace(phase))
 	phase = strings.TrimPrefix(phase, "phase_")
 	tool = strings.TrimSpace(tool)
-	if !ValidPhase(phase) {
+	if !ValidPhase(phase) && phase != PhasePermissionDenied {
 		return trigger{}, fmt.Errorf("unknown phase %q in on (want one of %s, optionally narrowed like tool_call:Bash)",
-			raw, strings.Join(Phases(), ", "))
+			raw, strings.Join(append(Phases(), PhasePermissionDenied), ", "))
 	}
 	if narrowed {
 		if tool == "" {
 			return trigger{}, fmt.Errorf("%q names no tool after the colon", raw)
 		}
-		if phase != PhaseToolCall && phase != PhaseToolResult {
-			return trigger{}, fmt.Errorf("%q: only tool_call and tool_result can be narrowed to a tool", raw)
+		if phase != PhaseToolCall && phase != PhaseToolResult && phase != PhasePermissionDenied {
+			return trigger{}, fmt.Errorf("%q: only tool_call, tool_result and permission_denied can be narrowed to a tool", raw)
 		}
 	}
 	return trigger{phase: phase, tool: tool}, nil

@@ -15,7 +15,7 @@ func NewEvent(session SessionInfo, user, phase, target string, data, evCtx map[s
 		evCtx = map[string]any{}
 	}
 	evCtx["actor"] = map[string]any{"run_as": user}
-	if target == "" && (phase == PhaseToolCall || phase == PhaseToolResult) {
+	if target == "" && (phase == PhaseToolCall || phase == PhaseToolResult || phase == PhasePermissionDenied) {
 		target, _ = data["name"].(string)
 	}
 	return Event{Type: phase, Target: target, Data: data, Context: evCtx, Session: session}

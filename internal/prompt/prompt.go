@@ -284,7 +284,7 @@ func vendorOf(origin string, params map[string]any) string {
 		return v
 	}
 	switch origin {
-	case models.OriginClaudePermission, models.OriginClaudePreToolUse, models.OriginClaudeElicit:
+	case models.OriginClaudePermission, models.OriginClaudePreToolUse, models.OriginClaudeElicit, models.OriginClaudeDenied:
 		return "Claude Code"
 	case models.OriginCodex:
 		return "Codex"

@@ -120,3 +120,14 @@ func withAnswers(input map[string]any, answers map[string]any) map[string]any {
 	out["answers"] = answers
 	return out
 }
+
+// DeniedDecision builds the PermissionDenied hook answer for verdict v: an approval
+// lets the model retry the refused call once (its PreToolUse is then answered from
+// the grant the approval recorded); anything else lets the refusal stand.
+func DeniedDecision(v models.Verdict) map[string]any {
+	out := map[string]any{"hookEventName": EventPermissionDenied}
+	if v.Accepted() {
+		out["retry"] = true
+	}
+	return map[string]any{"hookSpecificOutput": out}
+}

@@ -20,6 +20,13 @@ const (
 	EventPermissionRequest = hookkit.EventPermissionRequest
 	EventPreToolUse        = hookkit.EventPreToolUse
 	EventElicitation       = hookkit.EventElicitation
+	// EventPermissionDenied fires after auto mode refused a tool call; its answer may
+	// let the model make the call once more (retry), which goes through the same
+	// permission check.
+	EventPermissionDenied = "PermissionDenied"
+	// EventNotification fires when Claude Code waits for its person (its own
+	// permission dialog, an idle prompt).
+	EventNotification = "Notification"
 )
 
 // Tools with their own prompt shapes.
@@ -31,20 +38,25 @@ const (
 // Payload is the subset of a Claude Code hook body Gatehouse reads. Unknown fields are
 // ignored, as Claude Code adds new ones over time.
 type Payload struct {
-	SessionID       string          `json:"session_id"`
-	TranscriptPath  string          `json:"transcript_path"`
-	Cwd             string          `json:"cwd"`
-	PermissionMode  string          `json:"permission_mode"`
-	HookEventName   string          `json:"hook_event_name"`
-	ToolName        string          `json:"tool_name"`
-	ToolInput       json.RawMessage `json:"tool_input"`
-	ToolUseID       string          `json:"tool_use_id"`
-	AgentID         string          `json:"agent_id"`
-	AgentType       string          `json:"agent_type"`
-	MCPServerName   string          `json:"mcp_server_name"`
-	Message         string          `json:"message"`
-	Mode            string          `json:"mode"`
-	RequestedSchema json.RawMessage `json:"requested_schema"`
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	PermissionMode string          `json:"permission_mode"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	AgentID        string          `json:"agent_id"`
+	AgentType      string          `json:"agent_type"`
+	MCPServerName  string          `json:"mcp_server_name"`
+	Message        string          `json:"message"`
+	// Reason is PermissionDenied's reason: why auto mode refused the call.
+	Reason string `json:"reason"`
+	// Title and NotificationType are a Notification's title and kind.
+	Title            string          `json:"title"`
+	NotificationType string          `json:"notification_type"`
+	Mode             string          `json:"mode"`
+	RequestedSchema  json.RawMessage `json:"requested_schema"`
 	// PermissionSuggestions is PermissionRequest's permission_suggestions: the
 	// permission updates Claude Code would offer for "always allow" (see suggestions.go).
 	PermissionSuggestions json.RawMessage `json:"permission_suggestions"`
@@ -137,6 +149,33 @@ func (p *Payload) Params() map[string]any {
 		params["exit_plan_mode"] = p.input
 	}
 	return params
+}
+
+// DeniedParams builds the prompt params for a PermissionDenied hook: the call auto
+// mode refused, and why.
+func (p *Payload) DeniedParams() map[string]any {
+	params := p.Params()
+	reason := hookkit.Clip(hookkit.OneLine(p.Reason), 300)
+	if reason == "" {
+		reason = "none given"
+	}
+	params["message"] = fmt.Sprintf("Auto mode refused: `%s` — reason: %s", hookkit.Clip(hookkit.OneLine(callText(p.ToolName, p.input)), 200), reason)
+	params["phase"] = "permission_denied"
+	params["policy_name"] = "claude_auto_mode_refusal"
+	params["denied_reason"] = p.Reason
+	delete(params, ParamSuggestions)
+	return params
+}
+
+// callText is what a refused call did, for the prompt's message: a command line, a
+// path, a URL, else the tool's name.
+func callText(tool string, input map[string]any) string {
+	for _, k := range []string{"command", "file_path", "notebook_path", "url"} {
+		if v, ok := input[k].(string); ok && strings.TrimSpace(v) != "" {
+			return v
+		}
+	}
+	return tool
 }
 
 // ElicitationParams builds the prompt params for Claude Code's Elicitation hook.

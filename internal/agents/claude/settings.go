@@ -83,18 +83,31 @@ func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
 			"Gatehouse honours the %s header only from its --trusted-proxies", o.IdentityEnv, o.IdentityEnv, o.AuthHeader))
 	}
 	h.Timeout = timeout
-	if len(o.Events) == 0 {
-		// Asked only when Claude Code itself would ask: PreToolUse would make every
-		// tool call wait for a person.
-		o.Events = []string{EventPermissionRequest}
+	defaults := len(o.Events) == 0
+	if defaults {
+		// Asked only when Claude Code itself would ask (PermissionRequest); auto mode's
+		// refusals escalated to a person when the server escalates them
+		// (PermissionDenied), with the PreToolUse that lets an approved retry through
+		// and nothing else (a PreToolUse that parked would make every tool call wait
+		// for a person); and Claude Code's own waits sent to the person's channels
+		// (Notification).
+		o.Events = []string{EventPermissionRequest, EventPermissionDenied, EventPreToolUse, EventNotification}
 	}
+	handled := append(a.Events(), a.AnsweredEvents()...)
 	hooks := map[string]any{}
 	for _, ev := range o.Events {
-		if !slices.Contains(a.Events(), ev) {
-			return models.Settings{}, fmt.Errorf("--events: Gatehouse does not handle %q (want %s)", ev, strings.Join(a.Events(), ", "))
+		if !slices.Contains(handled, ev) {
+			return models.Settings{}, fmt.Errorf("--events: Gatehouse does not handle %q (want %s)", ev, strings.Join(handled, ", "))
 		}
-		m := hookMatcher{Hooks: []hook{h}}
-		if ev != EventElicitation { // Elicitation's matcher is an MCP server name, not a tool
+		hk := h
+		switch {
+		case ev == EventNotification:
+			hk.Timeout = quickHookTimeout // forwarded in the background, answered at once
+		case ev == EventPreToolUse && defaults:
+			hk = grantsOnly(hk)
+		}
+		m := hookMatcher{Hooks: []hook{hk}}
+		if ev != EventElicitation && ev != EventNotification { // their matchers are a server name, a notification type
 			m.Matcher = o.Matcher
 		}
 		hooks[ev] = []hookMatcher{m}
@@ -104,6 +117,21 @@ func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
 		return models.Settings{}, err // maps of strings always marshal
 	}
 	return models.Settings{Text: string(out) + "\n", Notes: notes, File: settingsFile}, nil
+}
+
+// quickHookTimeout is the timeout, in seconds, of a hook Gatehouse answers at once.
+const quickHookTimeout = 30
+
+// grantsOnly is h asking only for the retry of a refusal a person approved
+// (?only=grants): any other call is answered at once with no decision.
+func grantsOnly(h hook) hook {
+	h.Timeout = quickHookTimeout
+	if h.Type == "command" {
+		h.Command += " --grants-only"
+	} else {
+		h.URL += "?only=grants"
+	}
+	return h
 }
 
 // hostOf is the host of a base URL (as privateRange and loopbackHost read it), read

@@ -191,6 +191,10 @@ func PublishFor(m *notify.Message, topic string) (*Publish, error) {
 		p.Title = oneLine(s.Title)
 		p.Message = s.Detail
 		p.Tags = []string{"white_check_mark", "gatehouse"}
+	case notify.KindWaiting:
+		p.Title = oneLine(s.Title)
+		p.Message = describe(s)
+		p.Tags = []string{"hourglass", "gatehouse"}
 	case notify.KindResolved:
 		o := m.Outcome
 		if o == nil {

@@ -25,8 +25,9 @@ import (
 )
 
 // Event types: the only two SPEC §11 names. A reminder is sent as TypeCreated again (see
-// Channel.Send), and so is the settings page's test (OriginTest), so receivers need
-// to know no third type.
+// Channel.Send), and so are the settings page's test (OriginTest) and an agent's notice
+// that it waits for its person (origin notify.OriginWaiting, no elicitation_id), so
+// receivers need to know no third type.
 const (
 	TypeCreated  = "elicitation.created"
 	TypeResolved = "elicitation.resolved"
@@ -112,6 +113,11 @@ func EventFor(m *notify.Message, now time.Time) (*Event, error) {
 		// takes real events takes it, with no ids and origin "test" to tell it apart.
 		ev.Type = TypeCreated
 		ev.Data.Origin = OriginTest
+	case notify.KindWaiting:
+		// Like the test: the created event's shape, the session's page as the link, no
+		// prompt id, and the origin telling it apart.
+		ev.Type = TypeCreated
+		ev.Data.Origin = notify.OriginWaiting
 	case notify.KindResolved:
 		if m.Outcome == nil {
 			return nil, errors.New("webhook: resolved message without an outcome")

@@ -30,13 +30,14 @@ func buildGatehouse(t *testing.T) string {
 	return bin
 }
 
-// startClaudeWithSettings runs `claude -p prompt --settings settings` against the fake
-// model with the same isolation as startClaude (temp home, dead proxies), no MCP.
-func startClaudeWithSettings(t *testing.T, bin, model, settings, prompt string, env []string, limit time.Duration) *claudeRun {
+// startClaudeWithSettings runs `claude -p prompt --settings settings [args…]` against
+// the fake model with the same isolation as startClaude (temp home, dead proxies), no
+// MCP.
+func startClaudeWithSettings(t *testing.T, bin, model, settings, prompt string, env []string, limit time.Duration, args ...string) *claudeRun {
 	t.Helper()
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	cmd := exec.CommandContext(ctx, bin, "-p", prompt, "--settings="+settings, "--output-format=json")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-p", prompt, "--settings=" + settings, "--output-format=json"}, args...)...)
 	cmd.Dir = home
 	cmd.WaitDelay = 5 * time.Second
 	dead := claudeDeadProxy(t)

@@ -30,11 +30,24 @@ type Script struct {
 	Input map[string]any
 	// FinalText is what the model says once it has the tool's result.
 	FinalText string
+	// RetryInput, when set, is the input of a second call of Tool the model makes when
+	// Claude Code tells it, beside the first call's result, that a PermissionDenied
+	// hook allows one more try (as a model does: it retries only when told). The
+	// retry's id is RetryToolUseID.
+	RetryInput map[string]any
 }
 
 // ToolUseID is the id of the scripted tool_use block (Claude Code echoes it in its
 // tool_result).
 const ToolUseID = "toolu_01GatehouseFakeModel0001"
+
+// RetryToolUseID is the id of the scripted retry (Script.RetryInput).
+const RetryToolUseID = "toolu_01GatehouseFakeModel0002"
+
+// retryNote is what Claude Code 2.1.332 adds beside a refused call's result when a
+// PermissionDenied hook answered retry: "The refusal above is not final for this call:
+// the PermissionDenied hook set up for this session allows one more try, …".
+const retryNote = "PermissionDenied hook"
 
 // Request is one request Claude Code made.
 type Request struct {
@@ -42,7 +55,7 @@ type Request struct {
 	Path   string
 	Header http.Header
 	Body   map[string]any // nil when the body is not a JSON object
-	Kind   string         // "tool_use", "final", "side", "count_tokens", "other"
+	Kind   string         // "tool_use", "retry", "final", "side", "count_tokens", "other"
 }
 
 // ToolResult is a tool_result block Claude Code sent back to the model.
@@ -102,20 +115,28 @@ func (s *Server) ToolResults() []ToolResult {
 // the test after the deadline.
 func (s *Server) WaitToolResult(t testing.TB, within time.Duration) ToolResult {
 	t.Helper()
+	return s.WaitToolResultFor(t, ToolUseID, within)
+}
+
+// WaitToolResultFor waits for the tool_result for the scripted call id (ToolUseID or
+// RetryToolUseID), failing the test after the deadline.
+func (s *Server) WaitToolResultFor(t testing.TB, id string, within time.Duration) ToolResult {
+	t.Helper()
 	deadline := time.After(within)
 	for {
 		s.mu.Lock()
 		ch := s.changed
-		if len(s.results) > 0 {
-			r := s.results[0]
-			s.mu.Unlock()
-			return r
+		for _, r := range s.results {
+			if r.ToolUseID == id {
+				s.mu.Unlock()
+				return r
+			}
 		}
 		s.mu.Unlock()
 		select {
 		case <-ch:
 		case <-deadline:
-			t.Fatalf("the model got no tool_result within %s; requests:\n%s", within, s.Summary())
+			t.Fatalf("the model got no tool_result for %s within %s; requests:\n%s", id, within, s.Summary())
 			return ToolResult{}
 		}
 	}
@@ -177,6 +198,8 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		switch {
 		case !offers(body, s.script.Tool):
 			rec.Kind = "side"
+		case s.script.RetryInput != nil && len(results) == 1 && results[0].ToolUseID == ToolUseID && retryOffered(body):
+			rec.Kind = "retry"
 		case len(results) > 0:
 			rec.Kind = "final"
 		default:
@@ -216,6 +239,9 @@ func (s *Server) answer(w http.ResponseWriter, body map[string]any, kind string)
 	case "tool_use":
 		block = map[string]any{"type": "tool_use", "id": ToolUseID, "name": s.script.Tool, "input": s.script.Input}
 		stop = "tool_use"
+	case "retry":
+		block = map[string]any{"type": "tool_use", "id": RetryToolUseID, "name": s.script.Tool, "input": s.script.RetryInput}
+		stop = "tool_use"
 	case "final":
 		block = map[string]any{"type": "text", "text": s.script.FinalText}
 	default:
@@ -240,8 +266,8 @@ func (s *Server) answer(w http.ResponseWriter, body map[string]any, kind string)
 		"model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}})
 	if block["type"] == "tool_use" {
-		input, _ := json.Marshal(s.script.Input)
-		send("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "tool_use", "id": ToolUseID, "name": s.script.Tool, "input": map[string]any{}}})
+		input, _ := json.Marshal(block["input"])
+		send("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "tool_use", "id": block["id"], "name": s.script.Tool, "input": map[string]any{}}})
 		send("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
 	} else {
 		send("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
@@ -283,7 +309,27 @@ func toolNames(body map[string]any) []string {
 	return names
 }
 
-// toolResults returns the tool_result blocks answering the scripted tool_use.
+// retryOffered reports whether the last user message tells the model that a
+// PermissionDenied hook allows one more try (retryNote).
+func retryOffered(body map[string]any) bool {
+	msgs, _ := body["messages"].([]any)
+	if len(msgs) == 0 {
+		return false
+	}
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	blocks, _ := last["content"].([]any)
+	for _, b := range blocks {
+		if block, _ := b.(map[string]any); block["type"] == "text" {
+			if text, _ := block["text"].(string); strings.Contains(text, retryNote) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// toolResults returns the tool_result blocks answering the scripted tool_use (and its
+// retry).
 func toolResults(body map[string]any) []ToolResult {
 	msgs, _ := body["messages"].([]any)
 	var out []ToolResult
@@ -295,11 +341,12 @@ func toolResults(body map[string]any) []ToolResult {
 		blocks, _ := msg["content"].([]any)
 		for _, b := range blocks {
 			block, _ := b.(map[string]any)
-			if block["type"] != "tool_result" || block["tool_use_id"] != ToolUseID {
+			id, _ := block["tool_use_id"].(string)
+			if block["type"] != "tool_result" || (id != ToolUseID && id != RetryToolUseID) {
 				continue
 			}
 			isErr, _ := block["is_error"].(bool)
-			out = append(out, ToolResult{ToolUseID: ToolUseID, Text: contentText(block["content"]), IsError: isErr})
+			out = append(out, ToolResult{ToolUseID: id, Text: contentText(block["content"]), IsError: isErr})
 		}
 	}
 	return out
