@@ -28,16 +28,13 @@ func (s *Store) GetRule(ctx context.Context, id string) (*models.Rule, error) {
 // indexed query — so a rule revoked on any replica stops applying on every replica at
 // once, with no cache to invalidate.
 func (s *Store) LiveRulesForTool(ctx context.Context, tool string, now time.Time) ([]models.Rule, error) {
-	// database/sql directly: this read is on the path of every hook, and GORM's
-	// reflection over the rows cost several times the query itself.
-	db, err := s.db.DB()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx, s.rebind(`SELECT id, effect, tool, match_kind, pattern, match_argument, scope_kind,
+	// Rows scanned by hand: this read is on the path of every hook, and GORM's
+	// reflection over the rows cost several times the query itself. (Through GORM's
+	// Raw still, for the statement timeout and ErrUnavailable when Postgres is down.)
+	rows, err := s.ctx(ctx).Raw(`SELECT id, effect, tool, match_kind, pattern, match_argument, scope_kind,
 		scope_value, timeout_seconds, on_timeout, note, created_by, created_at, expires_at, revoked_at, revoked_by,
 		fire_count, last_fired_at FROM rules
-		WHERE tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id`), tool, now)
+		WHERE tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id`, tool, now).Rows()
 	if err != nil {
 		return nil, err
 	}

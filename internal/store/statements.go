@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"strconv"
-	"strings"
 
 	"gorm.io/gorm"
 )
@@ -113,23 +111,4 @@ func (s *Store) writeSQL(ctx context.Context, fn func(tx sqlTx) error) error {
 		return err
 	}
 	return tx.Commit()
-}
-
-// rebind writes query's ? placeholders as the database's driver takes them when called
-// through database/sql directly ($1, $2, … on Postgres; GORM does this for its own).
-func (s *Store) rebind(query string) string {
-	if s.dialect == SQLite {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
