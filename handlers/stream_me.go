@@ -38,6 +38,10 @@ func (s *Server) streamMine(c echo.Context) error {
 	heartbeat := func() error {
 		return w.sendJSON(elicit.EventHeartbeat, map[string]any{"type": elicit.EventHeartbeat})
 	}
+	// replayed holds the prompts regrant sent from a tree it added: their own request
+	// event may be queued on the subscription as well (the subscription moved onto the
+	// tree before its pending prompts were read), and a prompt is sent once.
+	replayed := map[string]bool{}
 	// regrant re-checks the credential, moves onto the caller's trees as they are now,
 	// and sends the prompts pending in the trees added.
 	regrant := func(ctx context.Context) error {
@@ -60,6 +64,9 @@ func (s *Server) streamMine(c echo.Context) error {
 			for _, ev := range pending {
 				if err := w.sendJSON(elicit.EventRequest, ev); err != nil {
 					return err
+				}
+				if id, _ := ev["elicitation_id"].(string); id != "" {
+					replayed[id] = true
 				}
 			}
 		}
@@ -90,6 +97,10 @@ func (s *Server) streamMine(c echo.Context) error {
 			}
 			if !follow.Follows(d.Session) {
 				continue // queued before a grant on that tree was removed
+			}
+			if d.Event.Type == elicit.EventRequest && replayed[d.Event.ElicitationID] {
+				delete(replayed, d.Event.ElicitationID)
+				continue // sent already, from the tree's pending prompts
 			}
 			if err := w.send(0, d.Event.Type, d.Event.Data); err != nil {
 				return nil
