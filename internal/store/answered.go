@@ -137,23 +137,13 @@ func insertDecidedRows(tx statements, rows []*models.Elicitation) ([]*models.Eli
 	return out, nil
 }
 
-// chainDecided links stored rows into the audit chain after head, in order: one insert
-// for the links, one update of the head.
+// chainDecided links stored rows into the audit chain after head, in order.
 func chainDecided(tx statements, head ChainHead, stored []*models.Elicitation) error {
-	values := make([]string, len(stored))
-	args := make([]any, 0, len(stored)*6)
-	prev, last := head, head
+	entries := make([]*audit.Entry, len(stored))
 	for i, e := range stored {
-		prev = last
-		last = ChainHead{Seq: prev.Seq + 1, Hash: audit.LinkV2(entryOf(e), false, prev.Hash)}
-		values[i] = "(?, ?, ?, ?, ?, ?)"
-		args = append(args, last.Seq, e.ID, prev.Hash, last.Hash, audit.Current, false)
+		entries[i] = entryOf(e)
 	}
-	if _, err := tx.exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled) VALUES "+
-		strings.Join(values, ", "), args...); err != nil {
-		return err
-	}
-	_, err := tx.exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1", last.Seq, prev.Hash, last.Hash)
+	_, err := appendLinks(tx, head, entries, false)
 	return err
 }
 

@@ -95,13 +95,27 @@ func chainHead(tx *gorm.DB, lock bool) (ChainHead, error) {
 // appendChain writes the version 2 chain row after head for e and moves the head, in
 // the caller's transaction.
 func appendChain(tx statements, head ChainHead, e *audit.Entry, backfilled bool) (ChainHead, error) {
-	next := ChainHead{Seq: head.Seq + 1, Hash: audit.LinkV2(e, backfilled, head.Hash)}
-	if _, err := tx.exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled) VALUES (?, ?, ?, ?, ?, ?)",
-		next.Seq, e.ElicitationID, head.Hash, next.Hash, audit.Current, backfilled); err != nil {
+	return appendLinks(tx, head, []*audit.Entry{e}, backfilled)
+}
+
+// appendLinks writes the version 2 chain rows after head for entries, in order — one
+// insert for them all — and moves the head to the last, in the caller's transaction.
+func appendLinks(tx statements, head ChainHead, entries []*audit.Entry, backfilled bool) (ChainHead, error) {
+	values := make([]string, len(entries))
+	args := make([]any, 0, len(entries)*6)
+	prev, last := head, head
+	for i, e := range entries {
+		prev = last
+		last = ChainHead{Seq: prev.Seq + 1, Hash: audit.LinkV2(e, backfilled, prev.Hash)}
+		values[i] = "(?, ?, ?, ?, ?, ?)"
+		args = append(args, last.Seq, e.ElicitationID, prev.Hash, last.Hash, audit.Current, backfilled)
+	}
+	if _, err := tx.exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled) VALUES "+
+		strings.Join(values, ", "), args...); err != nil {
 		return head, err
 	}
-	_, err := tx.exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1", next.Seq, head.Hash, next.Hash)
-	return next, err
+	_, err := tx.exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1", last.Seq, prev.Hash, last.Hash)
+	return last, err
 }
 
 // AuditHead reads the chain's head: its last sequence number and hash.
