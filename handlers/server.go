@@ -175,6 +175,7 @@ func New(d Deps) *echo.Echo {
 		e.Use(s.readBodyWithin(d.BodyReadTimeout))
 	}
 	e.Use(s.storableInput)
+	e.Use(s.settled)
 
 	e.GET("/healthz", s.healthz)
 	if d.Metrics != nil && d.MetricsToken != "" {

@@ -73,7 +73,7 @@ func runAutoAnswered(t *table, db, bin, url, runnerURL string, ab *autoBaselines
 				if err != nil || !ok50 || !ok99 {
 					return ""
 				}
-				return fmt.Sprintf("the rule's decision commit alone (a durable write neither the floor nor the peer makes) took p50 %s, p99 %s (%s)",
+				return fmt.Sprintf("the write of its decision to the journal alone (a write neither the floor nor the peer makes) took p50 %s, p99 %s (%s)",
 					fmtDur(c50), fmtDur(c99), commitHistogram)
 			}},
 	}

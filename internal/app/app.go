@@ -246,10 +246,27 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 		Slack:           slackInteractions(cfg),
 		Held:            hold,
 	})
+	// Rule answers a crash left in the decision journal are stored before this
+	// server answers anything (any replica's, on Postgres: see elicit.Replay).
+	if n, err := core.Replay(ctx, 0); err != nil {
+		if pool != nil {
+			_ = pool.Close()
+		}
+		stopBus()
+		st.Close()
+		return nil, fmt.Errorf("store the journaled rule answers: %w", err)
+	} else if n > 0 {
+		log.Info("stored rule answers left in the decision journal", "count", n)
+	}
 	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus,
 		upstreams: pool, notify: notifier, held: hold, checkpoints: newCheckpointer(ctx, cfg, st, secret, log),
 		metrics: m.Handler()}, nil
 }
+
+// orphanAge is how long a rule answer may sit in the decision journal before another
+// replica takes it as left by a replica that died (elicit.Replay): far longer than a
+// live replica takes to store its answers.
+const orphanAge = time.Minute
 
 // health is /healthz's check: the database answers and, on Postgres, the LISTEN
 // connection is up (without it this replica misses other replicas' verdicts and events
@@ -426,6 +443,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	// contexts have ended, so each is a database call or two from done: wait for them.
 	a.held.Wait(context.Background())
 	handling.Lock() // never unlocked: this server handles no request after it
+	// The rule answers given are stored before the database may close.
+	a.Elicit.Settle(sctx)
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -458,6 +477,11 @@ func (a *App) sweep(ctx context.Context) {
 		if _, err := a.Store.PruneEvents(ctx, time.Now().UTC().Add(-a.Config.EventRetention)); err != nil && ctx.Err() == nil {
 			a.Log.Warn("prune stream events", "err", err)
 		}
+		if n, err := a.Elicit.Replay(ctx, orphanAge); err != nil && ctx.Err() == nil {
+			a.Log.Warn("store orphaned rule answers from the decision journal", "err", err)
+		} else if n > 0 {
+			a.Log.Info("stored orphaned rule answers from the decision journal", "count", n)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -475,6 +499,9 @@ func (a *App) Close() error {
 	a.closed = true
 	a.mu.Unlock()
 	a.serving.Wait()
+	settle, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	a.Elicit.Settle(settle) // answers given without Serve (tests driving the core)
+	cancel()
 	a.stopBus()
 	if a.metricsLn != nil {
 		_ = a.metricsLn.Close() // already closed when Serve ran

@@ -8,8 +8,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// maxGroup bounds the rows of one commit of rule answers, and so its statements'
-// parameters.
+// maxGroup bounds the rows of one journal write of rule answers, and so its
+// statement's parameters.
 const maxGroup = 128
 
 // queuedRow is one rule answer's row on its way into a commit shared with the answers
@@ -19,19 +19,26 @@ type queuedRow struct {
 	// sessions and events are the stream events announcing it, events[i] to sessions[i].
 	sessions []string
 	events   []stream.Event
-	// stored and err are the commit's outcome: the row as stored, or why not.
+	// stored is the row as stored, once it is; err is why the journal write failed.
 	stored *models.Elicitation
 	err    error
+	// storedCh, when set, is closed once the row is stored (or given up on: stored
+	// stays nil), for an answer that may not leave before.
+	storedCh chan struct{}
 }
 
-// newRuleGroup groups concurrent rule answers into shared commits: nobody waits for
-// company — a lone answer commits at once — and under load each commit carries what
-// queued behind the one before.
-func (s *Service) newRuleGroup() *groupcommit.Group[*queuedRow] {
+// newJournalGroup groups concurrent rule answers into shared journal writes: nobody
+// waits for company — a lone answer is written at once — and under load each write
+// carries what queued behind the one before.
+func (s *Service) newJournalGroup() *groupcommit.Group[*queuedRow] {
 	return &groupcommit.Group[*queuedRow]{Max: maxGroup, Run: func(batch []*queuedRow) {
-		// The commit is every queued request's, not the leader's alone: it does not end
+		rows := make([]*models.Elicitation, len(batch))
+		for i, q := range batch {
+			rows[i] = q.row
+		}
+		// The write is every queued request's, not the leader's alone: it does not end
 		// with any one request's context.
-		err := s.commitDecided(context.Background(), batch)
+		err := s.store.JournalDecided(context.Background(), rows)
 		for _, q := range batch {
 			q.err = err
 		}

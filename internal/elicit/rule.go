@@ -3,6 +3,7 @@ package elicit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
@@ -13,8 +14,10 @@ import (
 // DecideByRule records a verdict a Gatehouse rule gives without asking anyone: the
 // prompt is stored already decided, with resolved_via "rule", the rule's id and by (the
 // person who made the rule), so the audit trail and every page show the automatic
-// decision like any other. It returns once the decision, its audit chain link and the
-// rule's fire count are committed: the answer it gives never runs ahead of its record.
+// decision like any other. It returns once the decision is committed to the decision
+// journal (store.JournalDecided): the answer it gives never runs ahead of its record.
+// The prompt row, its audit chain link, the rule's fire count and its events are
+// stored right behind it (journal.go); reads wait for them (Settle).
 //
 // A prompt with an id of its own (a retry that may re-attach: Claude's
 // _gatehouse_elicitation_id, a Codex app-server's request id) is opened first; when it
@@ -39,32 +42,51 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, 
 			return Ended{}, err
 		}
 	}
-	// Its events are logged in the same commit, so the row starts out logged (and, as
-	// a prompt answered before anyone was told, needing no notification).
+	// Its events are logged in the commit that stores it, so the row starts out logged
+	// (and, as a prompt answered before anyone was told, needing no notification).
 	row.Logged, row.Notified = models.LoggedResolved, models.NotifiedAll
+	q := s.decidedRow(p.Session, row, params)
+	start := time.Now()
+	s.journal.Do(q)
+	if q.err != nil {
+		return Ended{}, q.err
+	}
+	s.committed(time.Since(start))
+	if p.CallKey != "" {
+		// An MCP tool call's approval is spent on the call (Consume) as soon as it is
+		// answered: its row must be stored first.
+		q.storedCh = make(chan struct{})
+	}
+	s.storeBehind(q)
+	if q.storedCh != nil {
+		<-q.storedCh
+		if q.stored == nil {
+			return Ended{}, errors.New("the rule's answer is journaled but its prompt could not be stored")
+		}
+	}
+	s.log.Info("elicitation decided by rule", "session_id", row.SessionID, "elicitation_id", row.ID,
+		"origin", row.Origin, "action", r.Action, "rule_id", ruleID)
+	return endedOf(row), nil
+}
+
+// decidedRow is row — decided by a rule as it was opened — queued with the events
+// announcing its request and its end, on sess and each of its ancestors.
+func (s *Service) decidedRow(sess *models.Session, row *models.Elicitation, params map[string]any) *queuedRow {
 	q := &queuedRow{row: row}
-	reqs, chain := s.requestEvents(p.Session, row.ID, params)
-	ends, _ := resolvedEvents(p.Session, row.ID)
+	reqs, chain := s.requestEvents(sess, row.ID, params)
+	ends, _ := resolvedEvents(sess, row.ID)
 	if reqs != nil {
 		q.sessions, q.events = append(chain, chain...), append(reqs, ends...)
 		for i := range q.events {
 			q.events[i].Stage = 0 // no stage to claim: the row is inserted logged
 		}
 	}
-	s.ruled.Do(q)
-	if q.err != nil {
-		return Ended{}, q.err
-	}
-	stored := q.stored
-	s.log.Info("elicitation decided by rule", "session_id", stored.SessionID, "elicitation_id", stored.ID,
-		"origin", stored.Origin, "action", r.Action, "rule_id", ruleID)
-	return endedOf(stored), nil
+	return q
 }
 
-// commitDecided is the group commit of rule-decided rows: one transaction stores them
-// all with the events announcing their requests and their ends; then — before any of
-// their requests is answered, as for every prompt — the callbacks see them and the
-// events are delivered.
+// commitDecided stores journaled rule-decided rows: one transaction stores them all
+// with the events announcing their requests and their ends (and, on Postgres, deletes
+// their journal rows); then the callbacks see them and the events are delivered.
 func (s *Service) commitDecided(ctx context.Context, batch []*queuedRow) error {
 	rows := make([]*models.Elicitation, len(batch))
 	var sessions []string
@@ -74,12 +96,10 @@ func (s *Service) commitDecided(ctx context.Context, batch []*queuedRow) error {
 		sessions, events = append(sessions, q.sessions...), append(events, q.events...)
 	}
 	return s.bus.PublishIn(sessions, events, func(evs []models.LoggedEvent, notify func([]models.SessionEvent) (string, string)) ([]models.SessionEvent, error) {
-		start := time.Now()
 		stored, logged, err := s.store.InsertDecided(ctx, rows, evs, notify)
 		if err != nil {
 			return nil, err
 		}
-		s.committed(time.Since(start))
 		for i, q := range batch {
 			q.stored = stored[i]
 			s.run(&s.onOpened, q.stored)

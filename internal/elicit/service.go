@@ -36,6 +36,14 @@ type Store interface {
 	// evs announcing them; it returns the rows as stored and the events' log rows.
 	InsertDecided(ctx context.Context, rows []*models.Elicitation, evs []models.LoggedEvent,
 		notify func(rows []models.SessionEvent) (channel, payload string)) ([]*models.Elicitation, []models.SessionEvent, error)
+	// JournalDecided records rows a rule decided in the decision journal, in one
+	// write; InsertDecided later stores them (and, where it can, deletes their journal
+	// rows in its commit: otherwise ForgetJournaled does, after).
+	JournalDecided(ctx context.Context, rows []*models.Elicitation) error
+	ForgetJournaled(ctx context.Context, ids []string) error
+	JournaledDecisions(ctx context.Context, before time.Time, limit int) ([]*models.Elicitation, error)
+	StillJournaled(ctx context.Context, ids []string) (map[string]bool, error)
+	ExistingElicitations(ctx context.Context, ids []string) (map[string]bool, error)
 	PendingInSubtree(ctx context.Context, path string) ([]models.Elicitation, error)
 	DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error)
 	ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error)
@@ -92,8 +100,10 @@ type Service struct {
 	mu         sync.Mutex
 	onResolved []func(e *models.Elicitation)
 	onOpened   []func(e *models.Elicitation)
-	// ruled commits the rows rules decide, grouping concurrent ones (DecideByRule).
-	ruled    *groupcommit.Group[*queuedRow]
+	// journal writes the rows rules decide to the decision journal, grouping
+	// concurrent ones (DecideByRule); behind stores them after (journal.go).
+	journal  *groupcommit.Group[*queuedRow]
+	behind   backlog
 	onCommit []func(took time.Duration)
 
 	// shutdown is closed when the server stops: every parked request answers at once.
@@ -127,7 +137,8 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 		store: st, bus: bus, clock: o.Clock, timeout: o.Timeout, grace: o.Grace, log: o.Log,
 		waiters: newWaiters(), parks: newParkCounts(o.MaxParkedPerPerson), answerWait: o.AnswerWait, shutdown: make(chan struct{}),
 	}
-	s.ruled = s.newRuleGroup()
+	s.behind.hurry = make(chan struct{}, 1)
+	s.journal = s.newJournalGroup()
 	bus.OnDecided(s.waiters.wake)
 	return s
 }

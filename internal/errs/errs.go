@@ -23,6 +23,10 @@ var (
 	// ErrGone is something that existed and no longer works (410), e.g. an expired
 	// action link.
 	ErrGone = errors.New("gone")
+	// ErrJournalClaimed says that some of the rule answers being stored from the
+	// decision journal are no longer in it: another replica stored them already.
+	// Nothing was written; store the ones still journaled.
+	ErrJournalClaimed = errors.New("decided rows are no longer journaled")
 )
 
 // Unavailable wraps cause, a driver or network error, so that errors.Is matches both

@@ -35,6 +35,13 @@ func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, e
 		if err := tx.queryRow("SELECT seq, hash FROM audit_head WHERE id = 1"+lock, nil, &head.Seq, &head.Hash); err != nil {
 			return err
 		}
+		if s.dialect == Postgres {
+			// Under the head's lock, so two replicas storing the same journaled
+			// rows (a restart's replay beside a stalled replica) take turns.
+			if err := claimJournaled(tx, rows); err != nil {
+				return err
+			}
+		}
 		var err error
 		if stored, err = insertDecidedRows(tx, rows); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -44,9 +45,17 @@ type Store struct {
 	// SQLite admits one writer at a time, and queueing writers in Go is far cheaper
 	// than letting them collide and back off in SQLite's busy handler (which sleeps
 	// for milliseconds). On Postgres it is the same pool as db.
-	wdb     *gorm.DB
-	dialect Dialect
-	url     string
+	wdb *gorm.DB
+	// jdb is where rule answers are journaled (see JournalDecided): on SQLite a file
+	// of its own beside the database, so a journal write never queues behind the
+	// writer; on Postgres a small pool whose commits skip the WAL flush.
+	jdb *gorm.DB
+	// jck checkpoints the SQLite journal (nil on Postgres); forgotten counts the
+	// journal rows deleted since its last checkpoint.
+	jck       *sql.DB
+	forgotten atomic.Int64
+	dialect   Dialect
+	url       string
 	// timeout bounds each statement (Postgres; 0 on SQLite). See DefaultTimeout.
 	timeout time.Duration
 	// sessions caches session rows, which never change once created.
@@ -103,7 +112,13 @@ func OpenWith(url string, o Options) (*Store, error) {
 			closeGorm(db)
 			return nil, err
 		}
-		s := &Store{db: db, wdb: wdb, dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize),
+		jdb, jck, err := openJournalSQLite(path, gcfg)
+		if err != nil {
+			closeGorm(db)
+			closeGorm(wdb)
+			return nil, err
+		}
+		s := &Store{db: db, wdb: wdb, jdb: jdb, jck: jck, dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize),
 			stopCheckpoints: make(chan struct{}), checkpointsDone: make(chan struct{})}
 		go s.checkpointSQLite(s.stopCheckpoints, s.checkpointsDone)
 		return s, nil
@@ -123,33 +138,50 @@ func OpenWith(url string, o Options) (*Store, error) {
 		gcfg.DefaultContextTimeout = timeout
 		gcfg.DefaultTransactionTimeout = timeout
 		gcfg.TranslateError = true
-		dialector, ok := postgres.New(postgres.Config{DSN: url,
-			OptionOpenDB: []stdlib.OptionOpenDB{stdlib.OptionBeforeConnect(cancelOnServer)}}).(*postgres.Dialector)
-		if !ok {
-			return nil, errors.New("open postgres: unexpected dialector type")
-		}
-		db, err := gorm.Open(pgDialector{dialector}, gcfg)
+		db, err := openPostgres(url, gcfg, 20)
 		if err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
+			return nil, err
 		}
-		if err := markUnavailableRows(db); err != nil {
+		// The decision journal's own pool: its commits do not wait for the WAL flush
+		// (see JournalDecided).
+		jdb, err := openPostgres(withRuntimeParam(url, "synchronous_commit", "off"), gcfg, journalConns)
+		if err != nil {
 			closeGorm(db)
 			return nil, err
 		}
-		sqlDB, err := db.DB()
-		if err != nil {
-			return nil, err
-		}
-		sqlDB.SetMaxOpenConns(20)
-		sqlDB.SetMaxIdleConns(20)
-		sqlDB.SetConnMaxLifetime(30 * time.Minute)
-		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		s := &Store{db: db, wdb: db, dialect: Postgres, url: url, timeout: timeout, sessions: newSessionCache(sessionCacheSize)}
+		s := &Store{db: db, wdb: db, jdb: jdb, dialect: Postgres, url: url, timeout: timeout, sessions: newSessionCache(sessionCacheSize)}
 		s.inserts = &groupcommit.Group[*insertion]{Run: s.insertGroup, Max: maxGroupInserts}
 		return s, nil
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite://PATH or postgres://…", url)
 	}
+}
+
+// openPostgres opens a pool of at most conns connections to url, which survives a
+// database restart (see OpenWith).
+func openPostgres(url string, gcfg *gorm.Config, conns int) (*gorm.DB, error) {
+	dialector, ok := postgres.New(postgres.Config{DSN: url,
+		OptionOpenDB: []stdlib.OptionOpenDB{stdlib.OptionBeforeConnect(cancelOnServer)}}).(*postgres.Dialector)
+	if !ok {
+		return nil, errors.New("open postgres: unexpected dialector type")
+	}
+	db, err := gorm.Open(pgDialector{dialector}, gcfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if err := markUnavailableRows(db); err != nil {
+		closeGorm(db)
+		return nil, err
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	sqlDB.SetMaxOpenConns(conns)
+	sqlDB.SetMaxIdleConns(conns)
+	sqlDB.SetConnMaxLifetime(30 * time.Minute)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	return db, nil
 }
 
 // sessionCacheSize bounds the session row cache.
@@ -252,6 +284,10 @@ func (s *Store) Close() error {
 	}
 	if s.wdb != s.db {
 		closeGorm(s.wdb)
+	}
+	closeGorm(s.jdb)
+	if s.jck != nil {
+		s.jck.Close()
 	}
 	sqlDB, err := s.db.DB()
 	if err != nil {

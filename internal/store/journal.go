@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/gatehouse-dev/gatehouse/internal/errs"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// The decision journal: a Gatehouse rule's answer is recorded in it — one small row per
+// answer, written by one statement — before the request the rule answered is told. The
+// prompt row, its audit chain link, the rule's fire count and its stream events are
+// written behind it, in batches (InsertDecided), and the journal rows they were made
+// from are deleted. A row still journaled after a crash is turned into them when the
+// next process starts (internal/elicit, journal.go).
+
+// journalConns is the Postgres journal pool's size: its statements are one short
+// INSERT, and concurrent answers share one (elicit's group commit).
+const journalConns = 4
+
+// ErrJournalClaimed: see errs.ErrJournalClaimed (another replica stored some of the
+// journaled rows InsertDecided was given, after this one stalled past the age at which
+// journal rows are taken as orphaned).
+var ErrJournalClaimed = errs.ErrJournalClaimed
+
+// withRuntimeParam returns the Postgres url with a run-time parameter (a setting every
+// session opened through it starts with) added.
+func withRuntimeParam(raw, key, value string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw // OpenWith reports the url's error on the main pool
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// openJournalSQLite opens (creating) the SQLite decision journal beside the database
+// at path: one connection for its writes, and one that only checkpoints it
+// (ForgetJournaled), so no answer's write waits on a checkpoint's file sync.
+func openJournalSQLite(path string, gcfg *gorm.Config) (*gorm.DB, *sql.DB, error) {
+	dsn := "file:" + path + ".decisions?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_txlock=immediate"
+	db, err := openSQLite(dsn, gcfg, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	// No index but the rowid: an answer's write touches one page, the last. The
+	// table holds only the answers of the last few milliseconds, so the deletes by id
+	// scan a handful of pages.
+	if err := db.Exec(`CREATE TABLE IF NOT EXISTS decision_journal (
+		id TEXT NOT NULL, body BLOB NOT NULL, created_at DATETIME NOT NULL)`).Error; err != nil {
+		closeGorm(db)
+		return nil, nil, fmt.Errorf("create the decision journal: %w", err)
+	}
+	ck, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		closeGorm(db)
+		return nil, nil, fmt.Errorf("open the decision journal's checkpointer: %w", err)
+	}
+	ck.SetMaxOpenConns(1)
+	return db, ck, nil
+}
+
+// checkpointJournalEvery is how many forgotten journal rows (SQLite) go between two
+// checkpoints of the journal's WAL: often enough to keep it a few megabytes at most.
+const checkpointJournalEvery = 2048
+
+// JournalDecided records rows — prompts a rule decided, as InsertDecided will store
+// them — in the decision journal, in one statement. It is the only write an answer
+// waits for: SQLite commits it to the journal's own file; Postgres commits it without
+// waiting for the write-ahead log's flush (synchronous_commit off), so a crash of
+// Postgres itself may lose the last fraction of a second of them (docs/performance.md).
+func (s *Store) JournalDecided(ctx context.Context, rows []*models.Elicitation) error {
+	values := make([]string, len(rows))
+	args := make([]any, 0, 3*len(rows))
+	now := time.Now().UTC()
+	for i, r := range rows {
+		body, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if s.dialect == Postgres {
+			values[i] = fmt.Sprintf("($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
+		} else {
+			values[i] = "(?, ?, ?)"
+		}
+		args = append(args, r.ID, body, now)
+	}
+	// database/sql directly, not GORM: this is on the path of every answer a rule
+	// gives. So the statement's deadline and the unavailable error are set here.
+	db, err := s.jdb.DB()
+	if err != nil {
+		return err
+	}
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	_, err = db.ExecContext(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+strings.Join(values, ", "), args...)
+	return unavailable(err)
+}
+
+// JournaledDecisions returns up to limit journaled rows written before before, oldest
+// first.
+func (s *Store) JournaledDecisions(ctx context.Context, before time.Time, limit int) ([]*models.Elicitation, error) {
+	rows, err := s.jdb.WithContext(ctx).Raw("SELECT body FROM decision_journal WHERE created_at < ? ORDER BY created_at, id LIMIT ?",
+		before.UTC(), limit).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*models.Elicitation
+	for rows.Next() {
+		var body []byte
+		if err := rows.Scan(&body); err != nil {
+			return nil, err
+		}
+		var e models.Elicitation
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, fmt.Errorf("a decision journal row does not decode: %w", err)
+		}
+		out = append(out, &e)
+	}
+	return out, rows.Err()
+}
+
+// StillJournaled reports which of ids are still in the decision journal.
+func (s *Store) StillJournaled(ctx context.Context, ids []string) (map[string]bool, error) {
+	var found []string
+	if err := s.jdb.WithContext(ctx).Raw("SELECT id FROM decision_journal WHERE id IN ?", ids).Scan(&found).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(found))
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// ExistingElicitations reports which of ids are stored prompts.
+func (s *Store) ExistingElicitations(ctx context.Context, ids []string) (map[string]bool, error) {
+	var found []string
+	if err := s.ctx(ctx).Raw("SELECT id FROM elicitations WHERE id IN ?", ids).Scan(&found).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(found))
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// ForgetJournaled deletes ids from the decision journal once their prompts are stored.
+// On Postgres the commit that stored them deleted them already, but a replay may find
+// prompts stored before. The SQLite journal is a database of its own, so its rows go
+// after the prompts' commit — a crash in between leaves them journaled, and the replay
+// skips the prompts already stored — and its WAL is checkpointed now and then here,
+// never in an answer's commit.
+func (s *Store) ForgetJournaled(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := s.jdb.WithContext(ctx).Exec("DELETE FROM decision_journal WHERE id IN ?", ids).Error; err != nil {
+		return err
+	}
+	if s.jck == nil || s.forgotten.Add(int64(len(ids))) < checkpointJournalEvery {
+		return nil
+	}
+	s.forgotten.Store(0)
+	_, err := s.jck.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	return err
+}
+
+// claimJournaled deletes the rows' journal entries in tx (Postgres, where the journal
+// is a table of the same database): the rows are stored by whoever deletes them.
+func claimJournaled(tx statements, rows []*models.Elicitation) error {
+	ids := make([]string, len(rows))
+	marks := make([]string, len(rows))
+	args := make([]any, len(rows))
+	for i, r := range rows {
+		ids[i], marks[i], args[i] = r.ID, "?", r.ID
+	}
+	n, err := tx.exec("DELETE FROM decision_journal WHERE id IN ("+strings.Join(marks, ", ")+")", args...)
+	if err != nil {
+		return err
+	}
+	if n != int64(len(rows)) {
+		return ErrJournalClaimed
+	}
+	return nil
+}
