@@ -61,7 +61,7 @@ type Line struct {
 // /dev/stderr and descriptor duplications (2>&1) are fine; with dir "" every other
 // output redirection to a file is unseen.
 func Parse(src, dir string) *Line {
-	return parse(src, dir, true)
+	return remembered(src, dir, true)
 }
 
 // parse is Parse; unwrap false leaves `bash -c` and `eval` as plain commands, which is

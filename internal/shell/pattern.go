@@ -86,7 +86,7 @@ func CompilePattern(kind, pattern string) (*Pattern, error) {
 // plainCommand reads a pattern's text as exactly one simple command with nothing
 // unseen, and `bash -c` left as written.
 func plainCommand(text string) (Command, bool) {
-	l := parse(text, "", false)
+	l := remembered(text, "", false)
 	if len(l.Commands) != 1 || len(l.Wrappers) != 0 || len(l.Unseen) != 0 {
 		return Command{}, false
 	}
