@@ -390,6 +390,7 @@ func claudeBinary(t *testing.T, v claudeVersion) string {
 func (f *claudeFixture) claudePrompts(t *testing.T) []models.Elicitation {
 	t.Helper()
 	ctx := context.Background()
+	f.srv.App.Elicit.Settle(ctx) // the rule answers given so far are stored
 	sess, err := f.srv.App.Store.GetSession(ctx, f.sid)
 	if err != nil {
 		t.Fatalf("session: %v", err)
