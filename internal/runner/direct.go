@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"io"
 	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -102,41 +100,8 @@ func (d *direct) roundTrip(ctx context.Context, dc *directConn, path string, bod
 	if n, werr := dc.c.Write(w); werr != nil {
 		return 0, nil, n > 0, werr
 	}
-	resp, err := http.ReadResponse(dc.br, nil)
-	for err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
-		resp, err = http.ReadResponse(dc.br, nil) // an informational answer precedes the real one
-	}
-	if err != nil {
-		return 0, nil, true, err
-	}
-	answer, err = readAnswer(resp)
-	if err != nil {
-		return resp.StatusCode, nil, true, err
-	}
-	keep = !resp.Close
-	return resp.StatusCode, answer, true, nil
-}
-
-// readAnswer reads a whole answer body of at most maxAnswerBytes.
-func readAnswer(resp *http.Response) ([]byte, error) {
-	if n := resp.ContentLength; n >= 0 {
-		if n > maxAnswerBytes {
-			return nil, errTooLarge
-		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(resp.Body, b); err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxAnswerBytes {
-		return nil, errTooLarge
-	}
-	return b, nil
+	status, answer, keep, err = readAnswerOn(dc.br)
+	return status, answer, true, err
 }
 
 // get takes the most recently used live connection, or dials a new one.
