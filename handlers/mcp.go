@@ -134,5 +134,14 @@ func (m *mcpResponse) finish(r mcpproxy.Reply) error {
 	if r.Body == nil {
 		return m.c.NoContent(r.Status)
 	}
+	if res, ok := r.Body.(mcp.Response); ok && m.c.QueryString() == "" {
+		// What c.JSON writes, without encoding the answer twice (its encoder
+		// re-checks what MarshalJSON returns); ?pretty is left to c.JSON.
+		data, err := res.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		return m.c.JSONBlob(r.Status, append(data, '\n'))
+	}
 	return m.c.JSON(r.Status, r.Body)
 }

@@ -94,6 +94,7 @@ type Proxy struct {
 	runner    Runner
 	upstreams Upstreams
 	signer    *mcp.StateSigner
+	clients   verifiedClients
 	o         Options
 }
 

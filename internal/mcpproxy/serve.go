@@ -105,7 +105,7 @@ func limited(id json.RawMessage, err error) (Reply, error) {
 // an Mcp-Session-Id this server cannot verify.
 func (p *Proxy) client(req Request, params json.RawMessage) (c mcp.Client, known bool) {
 	if req.ClientToken != "" {
-		fromInit, err := p.signer.VerifyClient(req.ClientToken, req.Session.ID)
+		fromInit, err := p.clients.verify(p.signer, req.ClientToken, req.Session.ID)
 		if err != nil {
 			return mcp.Client{}, false
 		}

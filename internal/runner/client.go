@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,7 +23,11 @@ const maxAnswerBytes = 16 << 20
 // Client talks to one runner.
 type Client struct {
 	base string
+	// path is base's escaped path without its trailing slash ("" for the root).
+	path string
 	hc   *http.Client
+	// direct, when set, carries every call instead of hc (see direct).
+	direct *direct
 }
 
 // New returns a client for the runner at base (scheme://host[:port][/prefix]). hc may
@@ -33,16 +38,35 @@ func New(base string, hc *http.Client) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--runner-url: want an http(s) URL, got %q", base)
 	}
+	c := &Client{base: strings.TrimRight(base, "/"), path: strings.TrimRight(u.EscapedPath(), "/"), hc: hc}
 	if hc == nil {
-		hc = &http.Client{Transport: &http.Transport{
+		c.direct = directFor(u)
+		c.hc = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			MaxIdleConnsPerHost:   32,
-			IdleConnTimeout:       90 * time.Second,
+			MaxIdleConnsPerHost:   maxIdleConns,
+			IdleConnTimeout:       idleTimeout,
 			TLSHandshakeTimeout:   10 * time.Second,
 			ExpectContinueTimeout: time.Second,
+			DisableCompression:    true,
 		}}
 	}
-	return &Client{base: strings.TrimRight(base, "/"), hc: hc}, nil
+	return c, nil
+}
+
+// directFor is the direct client of a runner at u, nil when the standard Transport
+// must carry its calls: https, a proxy from the environment, user info, a query.
+func directFor(u *url.URL) *direct {
+	if u.Scheme != "http" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil
+	}
+	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: u}); err != nil || proxy != nil {
+		return nil
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	return &direct{addr: net.JoinHostPort(u.Hostname(), port), host: u.Host}
 }
 
 // Error is a runner failure: it could not be reached, or answered with a non-2xx
@@ -56,8 +80,14 @@ func (e *Error) Error() string { return e.Msg }
 
 // Execute posts {"method","params"} to {runner}/v1/sessions/{sid}/mcp/execute and
 // returns the JSON answer.
+//
+// params already encoded (json.RawMessage) are sent as they are.
 func (c *Client) Execute(ctx context.Context, sid, method string, params any) (json.RawMessage, error) {
-	body, err := c.post(ctx, sid, "/mcp/execute", map[string]any{"method": method, "params": params})
+	var payload any = map[string]any{"method": method, "params": params}
+	if raw, ok := params.(json.RawMessage); ok && len(raw) > 0 {
+		payload = executeBody(method, raw)
+	}
+	body, err := c.post(ctx, sid, "/mcp/execute", payload)
 	if err != nil {
 		return nil, err
 	}
@@ -73,10 +103,30 @@ func (c *Client) PostEvent(ctx context.Context, sid string, event any) error {
 	return err
 }
 
+// encoded is a request body that needs no encoding.
+type encoded []byte
+
+// executeBody is {"method":method,"params":params} with params as they are.
+func executeBody(method string, params json.RawMessage) encoded {
+	m, _ := json.Marshal(method)
+	b := make([]byte, 0, len(`{"method":,"params":}`)+len(m)+len(params))
+	b = append(b, `{"method":`...)
+	b = append(b, m...)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
+	return append(b, '}')
+}
+
 func (c *Client) post(ctx context.Context, sid, suffix string, payload any) ([]byte, error) {
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		return nil, fmt.Errorf("runner: encode request: %w", err)
+	raw, ok := payload.(encoded)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(payload); err != nil {
+			return nil, fmt.Errorf("runner: encode request: %w", err)
+		}
+	}
+	if c.direct != nil {
+		return c.postDirect(ctx, c.path+"/v1/sessions/"+url.PathEscape(sid)+suffix, raw)
 	}
 	u := c.base + "/v1/sessions/" + url.PathEscape(sid) + suffix
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(raw))
@@ -102,6 +152,26 @@ func (c *Client) post(ctx context.Context, sid, suffix string, payload any) ([]b
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &Error{Status: resp.StatusCode, Msg: fmt.Sprintf("the runner answered HTTP %d", resp.StatusCode)}
+	}
+	return body, nil
+}
+
+// postDirect is post over the direct client, with the same errors.
+func (c *Client) postDirect(ctx context.Context, path string, raw []byte) ([]byte, error) {
+	status, body, err := c.direct.post(ctx, path, raw)
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return nil, err
+	case errors.Is(err, errTooLarge):
+		return nil, &Error{Status: status, Msg: "the runner's answer is too large"}
+	case status != 0:
+		return nil, &Error{Status: status, Msg: "the runner's answer was cut off"}
+	default:
+		return nil, &Error{Msg: "the runner could not be reached"}
+	}
+	if status < 200 || status > 299 {
+		return nil, &Error{Status: status, Msg: fmt.Sprintf("the runner answered HTTP %d", status)}
 	}
 	return body, nil
 }

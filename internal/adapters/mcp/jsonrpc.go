@@ -8,7 +8,9 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 )
 
 // JSON-RPC error codes the proxy answers with (always inside a 200 body).
@@ -67,14 +69,13 @@ func Parse(body []byte) (Message, *Error) {
 	if len(body) == 0 {
 		return Message{}, Errorf(CodeInvalidRequest, "empty body: send one JSON-RPC 2.0 request")
 	}
-	if !json.Valid(body) {
-		return Message{}, Errorf(CodeParseError, "parse error: the body is not valid JSON")
-	}
-	switch body[0] {
-	case '{':
-	case '[':
-		return Message{}, Errorf(CodeInvalidRequest, "batches are not supported: send one request per POST")
-	default:
+	if body[0] != '{' {
+		switch {
+		case !json.Valid(body):
+			return Message{}, Errorf(CodeParseError, "parse error: the body is not valid JSON")
+		case body[0] == '[':
+			return Message{}, Errorf(CodeInvalidRequest, "batches are not supported: send one request per POST")
+		}
 		return Message{}, Errorf(CodeInvalidRequest, "a JSON-RPC request must be an object")
 	}
 	var env struct {
@@ -86,6 +87,11 @@ func Parse(body []byte) (Message, *Error) {
 		Error   json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
+		// Unmarshal checks the whole body is JSON before it decodes any of it.
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return Message{}, Errorf(CodeParseError, "parse error: the body is not valid JSON")
+		}
 		return Message{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
 	}
 	var msg Message
@@ -124,15 +130,15 @@ func Parse(body []byte) (Message, *Error) {
 	return msg, nil
 }
 
-// validID accepts JSON strings and numbers; MCP forbids null ids.
+// validID accepts JSON strings and numbers (that fit a float64, as a JSON reader
+// takes them); MCP forbids null ids. raw is one valid JSON value.
 func validID(raw json.RawMessage) bool {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return false
-	}
-	switch v.(type) {
-	case string, float64:
+	switch c := raw[0]; {
+	case c == '"':
 		return true
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, err := strconv.ParseFloat(string(raw), 64)
+		return err == nil
 	}
 	return false
 }
@@ -146,26 +152,28 @@ type Response struct {
 
 // MarshalJSON writes {"jsonrpc":"2.0","id":…,"result"|"error":…}; a missing id is null.
 func (r Response) MarshalJSON() ([]byte, error) {
-	id := r.ID
+	id := []byte(r.ID)
 	if len(id) == 0 {
-		id = json.RawMessage("null")
+		id = []byte("null")
 	}
+	key, v := `,"result":`, r.Result
 	if r.Error != nil {
-		return json.Marshal(struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Error   *Error          `json:"error"`
-		}{"2.0", id, r.Error})
+		key, v = `,"error":`, r.Error
+	} else if v == nil {
+		v = map[string]any{}
 	}
-	result := r.Result
-	if result == nil {
-		result = map[string]any{}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  any             `json:"result"`
-	}{"2.0", id, result})
+	var b bytes.Buffer
+	b.Grow(len(`{"jsonrpc":"2.0","id":`) + len(id) + len(key) + len(body) + 1)
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	json.HTMLEscape(&b, id) // an id is one JSON literal as the client sent it
+	b.WriteString(key)
+	b.Write(body)
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // Result answers id with a result.

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -209,15 +210,16 @@ func TestRunnerToolAnswers(t *testing.T) {
 		`{"result":{"output":{"n":1}}}`:                                       `{"content":[{"text":"{\"n\":1}","type":"text"}]}`,
 		`{"result":{"content":[{"type":"text","text":"hi"}],"isError":true}}`: `{"content":[{"text":"hi","type":"text"}],"isError":true}`,
 		`{"output":"bare"}`:                                                   `{"content":[{"text":"bare","type":"text"}]}`,
+		`{"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"n":2},"_meta":{}}}`: `{"content":[{"type":"text","text":"x"}],"structuredContent":{"n":2}}`,
 	}
 	for in, want := range cases {
 		ans := mcp.ParseRunnerToolAnswer([]byte(in))
 		got, _ := json.Marshal(ans.Result)
-		if ans.Err != nil || string(got) != want {
+		if ans.Err != nil || !sameJSON(got, []byte(want)) {
 			t.Errorf("%s: got %s %v, want %s", in, got, ans.Err, want)
 		}
 	}
-	for _, bad := range []string{`nope`, `{"error":{"code":1,"message":"tool crashed"}}`, `{"result":{"other":1}}`, `{"result":{"input_required":{}}}`, `{"result":[]}`} {
+	for _, bad := range []string{`nope`, `{"error":{"code":1,"message":"tool crashed"}}`, `{"result":{"other":1}}`, `{"result":{"input_required":{}}}`, `{"result":[]}`, `{"result":{"content":{"type":"text"}}}`, `{"result":{"content":5}}`} {
 		if ans := mcp.ParseRunnerToolAnswer([]byte(bad)); ans.Err == nil || ans.Err.Code != mcp.CodeApplication {
 			t.Errorf("%s: %+v", bad, ans)
 		}
@@ -225,6 +227,15 @@ func TestRunnerToolAnswers(t *testing.T) {
 	if ans := mcp.ParseRunnerToolAnswer([]byte(`{"error":{"message":"tool crashed"}}`)); ans.Err.Message != "tool crashed" {
 		t.Errorf("runner error message lost: %+v", ans.Err)
 	}
+}
+
+// sameJSON reports whether a and b hold the same JSON value (key order aside).
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 func TestStateSigner(t *testing.T) {

@@ -84,9 +84,16 @@ func (c ToolCall) ClientAction(key string) string {
 	return r.Action
 }
 
-// ExecuteParams is the body's params for the runner's tools/call.
-func ExecuteParams(name string, args json.RawMessage) map[string]any {
-	return map[string]any{"name": name, "arguments": args}
+// ExecuteParams is the body's params for the runner's tools/call, the arguments as
+// the client sent them.
+func ExecuteParams(name string, args json.RawMessage) json.RawMessage {
+	n, _ := json.Marshal(name)
+	b := make([]byte, 0, len(`{"name":,"arguments":}`)+len(n)+len(args))
+	b = append(b, `{"name":`...)
+	b = append(b, n...)
+	b = append(b, `,"arguments":`...)
+	b = append(b, args...)
+	return append(b, '}')
 }
 
 // RetryParams is the params of the runner retry after its input_required round: each
@@ -167,11 +174,12 @@ func ParseRunnerToolAnswer(raw []byte) RunnerToolAnswer {
 		return RunnerToolAnswer{Result: TextResult(outputText(out), isTrue(res["isError"]))}
 	}
 	if content, ok := res["content"]; ok {
-		var list []any
-		if err := json.Unmarshal(content, &list); err != nil {
+		// Passed on as sent (a tool's output can be large): the answer was read as
+		// JSON already, so a list here is a valid one.
+		if content = bytes.TrimSpace(content); content[0] != '[' && string(content) != "null" {
 			return RunnerToolAnswer{Err: Errorf(CodeApplication, "the runner's result content is not a list")}
 		}
-		result := map[string]any{"content": list}
+		result := map[string]any{"content": content}
 		if isTrue(res["isError"]) {
 			result["isError"] = true
 		}
