@@ -191,10 +191,14 @@ func TestRulesStopWhenRevokedOrExpired(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The clock moves past the expiry: set it a second into the past.
+		// The clock moves past the expiry: set it a second into the past. The program
+		// never changes an expiry, so the store's rule cache is told as it would be of
+		// another replica's change (the store's own tests run the cache's clock past an
+		// expiry).
 		if _, err := sqlDB.Exec("UPDATE rules SET expires_at = $1 WHERE id = $2", time.Now().UTC().Add(-time.Second), expired); err != nil {
 			t.Fatal(err)
 		}
+		srv.App.Store.DropRules()
 		parksForAPerson(t, c, sid, body)
 		if r := ruleByID(t, c, expired); r["state"] != "expired" {
 			t.Fatalf("expired rule: %s", mustJSON(r))
@@ -349,24 +353,49 @@ func TestApproveAndMakeARule(t *testing.T) {
 	})
 }
 
-// TestRuleRevokedOnOneReplicaStopsOnTheOther: two replicas on one Postgres; a rule made
-// on A answers on B; revoked on A, it no longer applies on B at once.
-func TestRuleRevokedOnOneReplicaStopsOnTheOther(t *testing.T) {
+// TestRuleChangesReachTheOtherReplica: two replicas on one Postgres, each keeping the
+// live rules in memory. B, which has read the rules (and found none), answers with a
+// rule made on A once it hears A's note; revoked on A, the rule no longer applies on B
+// once B hears of that, while the count B shows is the table's.
+func TestRuleChangesReachTheOtherReplica(t *testing.T) {
 	db := testserver.PostgresDB(t)
 	url := db.NewURL(t)
 	a, b := testserver.Start(t, url), testserver.Start(t, url)
 	ca, cb := a.Client(""), b.Client("")
 	sid := ca.CreateSession(t, ca.CreateAgent(t), "", "")
+	body := claudeRuleBody("Bash", map[string]any{"command": "go test ./..."}, "/repo")
+	parksForAPerson(t, cb, sid, body) // B reads the rules: none yet
+
+	heard := heardRuleChange(t, b)
 	rule := createRule(t, ca, map[string]any{"effect": "allow", "tool": "Bash",
 		"match": map[string]any{"kind": "prefix", "pattern": "go test"}, "scope": map[string]any{"kind": "session", "value": sid}})
-	body := claudeRuleBody("Bash", map[string]any{"command": "go test ./..."}, "/repo")
+	heard()
 	answeredByRule(t, cb, sid, body)
+
+	heard = heardRuleChange(t, b)
 	if r := ca.Do(t, http.MethodDelete, "/v1/rules/"+rule["id"].(string), nil); r.Status != http.StatusNoContent {
 		t.Fatalf("revoke on A: %d %s", r.Status, r.Body)
 	}
+	heard()
 	parksForAPerson(t, cb, sid, body)
 	if r := ruleByID(t, cb, rule["id"].(string)); r["state"] != "revoked" || r["fire_count"] != 1.0 {
 		t.Fatalf("rule seen on B: %s", mustJSON(r))
+	}
+}
+
+// heardRuleChange returns a function that waits until srv has dropped the rules it
+// keeps in memory after the call — on another replica's note, for a change made after
+// this call.
+func heardRuleChange(t *testing.T, srv *testserver.Server) func() {
+	t.Helper()
+	dropped := srv.App.Store.RuleCacheDropped()
+	return func() {
+		t.Helper()
+		select {
+		case <-dropped:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the replica did not hear of the rule change within 10s")
+		}
 	}
 }
 

@@ -138,6 +138,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 			return nil, errors.New("postgres LISTEN connection did not come up within 10s")
 		}
 		bus = pg
+		// Live rules are answered from memory while this replica hears every rule
+		// change (its LISTEN is up); a note, or a reconnect, drops them.
+		pg.OnRulesChanged(st.DropRules)
+		st.CacheRulesWhile(pg.Listening)
 	} else {
 		bus = stream.NewDurable(st, log)
 	}

@@ -15,7 +15,8 @@ import (
 )
 
 // newNotifier builds the notifications use case with every channel this server can
-// send on, and has the core nudge it whenever a prompt is parked or decided.
+// send on, and has the core nudge it whenever a prompt it has to plan is parked or
+// decided.
 func newNotifier(ctx context.Context, cfg *config.Config, st *store.Store, core *elicit.Service, secret string, log *slog.Logger) (*notify.Service, error) {
 	o := notify.Options{
 		PublicURL: cfg.PublicURL, AllowPrivate: cfg.NotifyAllowPrivate, SendTimeout: cfg.NotifySendTimeout,
@@ -39,7 +40,19 @@ func newNotifier(ctx context.Context, cfg *config.Config, st *store.Store, core 
 		channels = append(channels, slack.New(cfg.SlackBotToken, cfg.SlackAPIURL))
 	}
 	n := notify.New(st, core, o, channels...)
-	core.OnOpened(func(*models.Elicitation) { n.Kick() })
-	core.OnResolved(func(*models.Elicitation) { n.Kick() })
+	core.OnOpened(kickUnlessNotified(n.Kick))
+	core.OnResolved(kickUnlessNotified(n.Kick))
 	return n, nil
+}
+
+// kickUnlessNotified nudges the dispatcher for a prompt it still has to plan. A row
+// stored with every notification stage done (models.NotifiedAll: a rule's answer,
+// which nobody is told about) gives it nothing to do, so it is not woken for one: the
+// hooks rules answer would otherwise each cost a round of its queries.
+func kickUnlessNotified(kick func()) func(*models.Elicitation) {
+	return func(e *models.Elicitation) {
+		if e.Notified < models.NotifiedAll {
+			kick()
+		}
+	}
 }

@@ -4,9 +4,10 @@
 // rules that park with their own wait and answer when it runs out (part 5).
 //
 // A rule answers only what the person who made it could have answered: at match time
-// its creator must still hold edit access on the request's session tree. Rules are read
-// from the database on every match (one indexed query), so a rule revoked on one replica
-// stops applying on every replica at once; there is no cache to invalidate.
+// its creator must still hold edit access on the request's session tree. The store
+// keeps the live rules in memory while that is as right as reading them (see
+// LiveRulesForTool): a rule made or revoked applies to this replica's next request, and
+// to another replica's as soon as it hears the change's note.
 package rules
 
 import (
@@ -53,8 +54,8 @@ type Store interface {
 	InsertRule(ctx context.Context, r *models.Rule) error
 	GetRule(ctx context.Context, id string) (*models.Rule, error)
 	// LiveRulesForTool lists tool's rules neither revoked nor expired at now, oldest
-	// first, read from the database every time (so a revocation applies on every
-	// replica at once).
+	// first, without fire counts; a change made on this replica applies at once, one
+	// made on another as soon as this replica hears of it.
 	LiveRulesForTool(ctx context.Context, tool string, now time.Time) ([]models.Rule, error)
 	ListRules(ctx context.Context, f models.RuleFilter, limit int) ([]models.Rule, error)
 	// RevokeRule stamps the rule revoked unless it already is; false when it was.

@@ -6,12 +6,23 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// InsertRule stores a new rule.
+// InsertRule stores a new rule. On Postgres the rule's RulesChannel note is sent with
+// its commit, so every replica drops its cached rules; this one drops them at once.
 func (s *Store) InsertRule(ctx context.Context, r *models.Rule) error {
-	return s.w(ctx).Create(r).Error
+	defer s.rules.drop()
+	if s.dialect != Postgres {
+		return s.w(ctx).Create(r).Error
+	}
+	return s.w(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(r).Error; err != nil {
+			return err
+		}
+		return tx.Exec("SELECT pg_notify(?, ?)", stream.RulesChannel, r.ID).Error
+	})
 }
 
 // GetRule loads one rule by id.
@@ -24,17 +35,43 @@ func (s *Store) GetRule(ctx context.Context, id string) (*models.Rule, error) {
 }
 
 // LiveRulesForTool lists the rules for tool that are neither revoked nor expired at
-// now, oldest first. It reads the database every time — the hook path's one extra,
-// indexed query — so a rule revoked on any replica stops applying on every replica at
-// once, with no cache to invalidate.
+// now, oldest first, without their fire counts (FireCount and LastFiredAt are zero: a
+// count shown to a person comes from GetRule or ListRules). This read is on the path of
+// every hook, so it answers from the rule cache when it can (see ruleCache) — as right
+// as the query: a rule made or revoked on this replica applies to the next request, one
+// made or revoked on another as soon as this replica hears its note, and expiry is
+// checked against now every time. Otherwise it reads the database.
 func (s *Store) LiveRulesForTool(ctx context.Context, tool string, now time.Time) ([]models.Rule, error) {
-	// Rows scanned by hand: this read is on the path of every hook, and GORM's
-	// reflection over the rows cost several times the query itself. (Through GORM's
-	// Raw still, for the statement timeout and ErrUnavailable when Postgres is down.)
+	if rows, ok := s.rules.get(tool, now); ok {
+		return rows, nil
+	}
+	gen, cache := s.rules.begin()
+	if !cache {
+		return s.queryLiveRules(ctx, "tool = ? AND ", []any{tool, now})
+	}
+	all, err := s.queryLiveRules(ctx, "", []any{now})
+	if err != nil {
+		return nil, err
+	}
+	s.rules.put(gen, now, all)
+	var out []models.Rule
+	for _, r := range all {
+		if r.Tool == tool {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// queryLiveRules reads the rules live at the last of args (after those cond's
+// placeholders take), oldest first.
+func (s *Store) queryLiveRules(ctx context.Context, cond string, args []any) ([]models.Rule, error) {
+	// Rows scanned by hand: GORM's reflection over the rows costs several times the
+	// query itself. (Through GORM's Raw still, for the statement timeout and
+	// ErrUnavailable when Postgres is down.)
 	rows, err := s.ctx(ctx).Raw(`SELECT id, effect, tool, match_kind, pattern, match_argument, scope_kind,
-		scope_value, timeout_seconds, on_timeout, note, created_by, created_at, expires_at, revoked_at, revoked_by,
-		fire_count, last_fired_at FROM rules
-		WHERE tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id`, tool, now).Rows()
+		scope_value, timeout_seconds, on_timeout, note, created_by, created_at, expires_at, revoked_at, revoked_by
+		FROM rules WHERE `+cond+`revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id`, args...).Rows()
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +81,7 @@ func (s *Store) LiveRulesForTool(ctx context.Context, tool string, now time.Time
 		var r models.Rule
 		if err := rows.Scan(&r.ID, &r.Effect, &r.Tool, &r.MatchKind, &r.Pattern, &r.MatchArgument, &r.ScopeKind,
 			&r.ScopeValue, &r.TimeoutSeconds, &r.OnTimeout, &r.Note, &r.CreatedBy, &r.CreatedAt, &r.ExpiresAt,
-			&r.RevokedAt, &r.RevokedBy, &r.FireCount, &r.LastFiredAt); err != nil {
+			&r.RevokedAt, &r.RevokedBy); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -77,11 +114,24 @@ func (s *Store) ListRules(ctx context.Context, f models.RuleFilter, limit int) (
 	return rows, q.Order("created_at DESC, id").Limit(limit).Find(&rows).Error
 }
 
-// RevokeRule stamps the rule revoked unless it already is; false when it was.
+// RevokeRule stamps the rule revoked unless it already is; false when it was. On
+// Postgres the RulesChannel note is sent with the commit (see InsertRule).
 func (s *Store) RevokeRule(ctx context.Context, id, by string, at time.Time) (bool, error) {
-	res := s.w(ctx).Model(&models.Rule{}).Where("id = ? AND revoked_at IS NULL", id).
-		Updates(map[string]any{"revoked_at": at, "revoked_by": by})
-	return res.RowsAffected == 1, res.Error
+	defer s.rules.drop()
+	revoked := false
+	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&models.Rule{}).Where("id = ? AND revoked_at IS NULL", id).
+			Updates(map[string]any{"revoked_at": at, "revoked_by": by})
+		if res.Error != nil || res.RowsAffected != 1 {
+			return res.Error
+		}
+		revoked = true
+		if s.dialect != Postgres {
+			return nil
+		}
+		return tx.Exec("SELECT pg_notify(?, ?)", stream.RulesChannel, id).Error
+	})
+	return revoked && err == nil, err
 }
 
 // RuleFired counts one more request a rule answered, at at.

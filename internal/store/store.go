@@ -60,6 +60,8 @@ type Store struct {
 	timeout time.Duration
 	// sessions caches session rows, which never change once created.
 	sessions *sessionCache
+	// rules caches the live rules while it can be trusted (see ruleCache).
+	rules *ruleCache
 	// stopCheckpoints ends the SQLite checkpointer (nil on Postgres); Close waits
 	// for checkpointsDone.
 	stopCheckpoints chan struct{}
@@ -119,6 +121,7 @@ func OpenWith(url string, o Options) (*Store, error) {
 			return nil, err
 		}
 		s := &Store{db: db, wdb: wdb, jdb: jdb, jck: jck, dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize),
+			rules: newRuleCache(true),
 			stopCheckpoints: make(chan struct{}), checkpointsDone: make(chan struct{})}
 		go s.checkpointSQLite(s.stopCheckpoints, s.checkpointsDone)
 		return s, nil
@@ -149,7 +152,8 @@ func OpenWith(url string, o Options) (*Store, error) {
 			closeGorm(db)
 			return nil, err
 		}
-		s := &Store{db: db, wdb: db, jdb: jdb, dialect: Postgres, url: url, timeout: timeout, sessions: newSessionCache(sessionCacheSize)}
+		s := &Store{db: db, wdb: db, jdb: jdb, dialect: Postgres, url: url, timeout: timeout, sessions: newSessionCache(sessionCacheSize),
+			rules: newRuleCache(false)}
 		s.inserts = &groupcommit.Group[*insertion]{Run: s.insertGroup, Max: maxGroupInserts}
 		return s, nil
 	default:

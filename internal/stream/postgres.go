@@ -18,9 +18,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/models"
 )
 
-// Channels Gatehouse replicas LISTEN on. The decided and grants notes are sent by the
-// store's own statements, with the commit of the change they announce, so the store
-// names those two channels from here.
+// Channels Gatehouse replicas LISTEN on. The decided, grants and rules notes are sent
+// by the store's own statements, with the commit of the change they announce, so the
+// store names those channels from here.
 const (
 	pgEventsChannel = "gatehouse_events"
 	// DecidedChannel is the Postgres NOTIFY channel carrying the ids of decided prompts.
@@ -31,6 +31,10 @@ const (
 	// browser signed out), after which every open stream of theirs re-checks what it
 	// was opened with.
 	GrantsChannel = "gatehouse_grants"
+	// RulesChannel is the Postgres NOTIFY channel on which a rule made or revoked is
+	// announced (its id), sent by the store with the change's commit: every replica
+	// drops the live rules it caches (see OnRulesChanged).
+	RulesChannel = "gatehouse_rules"
 )
 
 // PostgresLog is the event log of a Postgres database, with what the many-replica bus
@@ -60,6 +64,7 @@ type Postgres struct {
 	mu        sync.Mutex
 	onDecided func(string)
 	onGrant   func(root, user string)
+	onRules   func()
 	ready     chan struct{}
 	readyOnce sync.Once
 	// listening is true while a LISTEN connection is in place (see Listening).
@@ -227,6 +232,24 @@ func (p *Postgres) grantChanged(root, user string) {
 	}
 }
 
+// OnRulesChanged registers f, run for every RulesChannel note and whenever the LISTEN
+// connection is (re-)established, before Listening reports it up: notes sent while it
+// was down are lost, so whatever f forgets is re-read.
+func (p *Postgres) OnRulesChanged(f func()) {
+	p.mu.Lock()
+	p.onRules = f
+	p.mu.Unlock()
+}
+
+func (p *Postgres) rulesChanged() {
+	p.mu.Lock()
+	f := p.onRules
+	p.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
 // Resume implements Bus.
 func (p *Postgres) Resume(ctx context.Context, session string, after int64) ([]Event, bool, error) {
 	return resume(ctx, p.st, session, after)
@@ -275,7 +298,7 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 	cctx, cancel := context.WithTimeout(ctx, listenConnectTimeout)
 	conn, err := pgx.Connect(cctx, p.dsn)
 	if err == nil {
-		for _, ch := range []string{pgEventsChannel, DecidedChannel, GrantsChannel} {
+		for _, ch := range []string{pgEventsChannel, DecidedChannel, GrantsChannel, RulesChannel} {
 			if _, err = conn.Exec(cctx, "LISTEN "+ch); err != nil {
 				break
 			}
@@ -288,6 +311,9 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 	if err != nil {
 		return false, err
 	}
+	// Every rule change committed from here on is heard; what was cached before may
+	// have missed some.
+	p.rulesChanged()
 	p.listening.Store(true)
 	defer p.listening.Store(false)
 	if resync {
@@ -327,6 +353,8 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 			// An empty root with a user: one of that person's credentials ended
 			// (GrantsChannel); every stream of theirs re-checks.
 			p.grantChanged(g.Root, g.User)
+		case RulesChannel:
+			p.rulesChanged()
 		case pgEventsChannel:
 			if err := p.deliver(ctx, n.Payload); err != nil {
 				return true, fmt.Errorf("deliver events: %w", err)
