@@ -121,7 +121,7 @@ func OpenWith(url string, o Options) (*Store, error) {
 			return nil, err
 		}
 		s := &Store{db: db, wdb: wdb, jdb: jdb, jck: jck, dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize),
-			rules: newRuleCache(true),
+			rules:           newRuleCache(true),
 			stopCheckpoints: make(chan struct{}), checkpointsDone: make(chan struct{})}
 		go s.checkpointSQLite(s.stopCheckpoints, s.checkpointsDone)
 		return s, nil
