@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -88,6 +87,9 @@ const maxNotifiedRows = 200
 const decidedColumns = `id, session_id, origin, params, status, action, content, resolved_by, resolved_via,
 	created_at, resolved_at, expires_at, logged, notified, call_key, rule_id, token_id, chained`
 
+// decidedParams is how many decidedColumns there are.
+const decidedParams = 18
+
 // decidedArgs are e's values for decidedColumns. No params or content is NULL (a nil
 // interface: SQLite would store a nil []byte as an empty blob, which the audit chain
 // tells apart from NULL).
@@ -106,25 +108,25 @@ func decidedArgs(e *models.Elicitation) []any {
 // insertDecidedRows inserts rows in one statement and reads them back as stored,
 // aligned with rows (matched by id: RETURNING promises no order).
 func insertDecidedRows(tx statements, rows []*models.Elicitation) ([]*models.Elicitation, error) {
-	values := make([]string, len(rows))
-	args := make([]any, 0, len(rows)*18)
-	for i, r := range rows {
-		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		args = append(args, decidedArgs(r)...)
-	}
 	byID := make(map[string]*models.Elicitation, len(rows))
-	err := tx.queryRows(`INSERT INTO elicitations (`+decidedColumns+`) VALUES `+strings.Join(values, ", ")+
-		` RETURNING `+elicitationColumns, args, func(scan func(dest ...any) error) error {
-		var e models.Elicitation
-		var params, content []byte
-		if err := scan(&e.ID, &e.SessionID, &e.Origin, &params, &e.Status, &e.Action, &content, &e.ResolvedBy,
-			&e.ResolvedVia, &e.CreatedAt, &e.ResolvedAt, &e.ExpiresAt, &e.ConsumedAt, &e.LeaseUntil, &e.Logged,
-			&e.Notified, &e.CallKey, &e.RuleID); err != nil {
-			return err
+	err := inChunks(tx, len(rows), decidedParams, func(lo, hi int) error {
+		args := make([]any, 0, (hi-lo)*decidedParams)
+		for _, r := range rows[lo:hi] {
+			args = append(args, decidedArgs(r)...)
 		}
-		e.Params, e.Content = params, content
-		byID[e.ID] = &e
-		return nil
+		return tx.queryRows(`INSERT INTO elicitations (`+decidedColumns+`) VALUES `+placeholders(hi-lo, decidedParams)+
+			` RETURNING `+elicitationColumns, args, func(scan func(dest ...any) error) error {
+			var e models.Elicitation
+			var params, content []byte
+			if err := scan(&e.ID, &e.SessionID, &e.Origin, &params, &e.Status, &e.Action, &content, &e.ResolvedBy,
+				&e.ResolvedVia, &e.CreatedAt, &e.ResolvedAt, &e.ExpiresAt, &e.ConsumedAt, &e.LeaseUntil, &e.Logged,
+				&e.Notified, &e.CallKey, &e.RuleID); err != nil {
+				return err
+			}
+			e.Params, e.Content = params, content
+			byID[e.ID] = &e
+			return nil
+		})
 	})
 	if isUniqueViolation(err) {
 		return nil, ErrConflict
@@ -204,7 +206,6 @@ func appendEventsBatch(tx statements, evs []models.LoggedEvent) ([]models.Sessio
 	}
 	now := time.Now().UTC()
 	rows := make([]models.SessionEvent, len(evs))
-	values := make([]string, len(evs))
 	args := make([]any, 0, len(evs)*6)
 	at := map[string]map[int64]int{} // session → seq → index in evs
 	for i, ev := range evs {
@@ -219,18 +220,19 @@ func appendEventsBatch(tx statements, evs []models.LoggedEvent) ([]models.Sessio
 			at[row.SessionID] = map[int64]int{}
 		}
 		at[row.SessionID][row.Seq] = i
-		values[i] = "(?, ?, ?, ?, ?, ?)"
 		args = append(args, row.SessionID, row.Seq, row.Type, row.Data, row.ElicitationID, row.CreatedAt)
 	}
-	err := tx.queryRows("INSERT INTO session_events (session_id, seq, type, data, elicitation_id, created_at) VALUES "+
-		strings.Join(values, ", ")+" RETURNING id, session_id, seq", args, func(scan func(dest ...any) error) error {
-		var id, seq int64
-		var sid string
-		if err := scan(&id, &sid, &seq); err != nil {
-			return err
-		}
-		rows[at[sid][seq]].ID = id
-		return nil
+	err := inChunks(tx, len(evs), 6, func(lo, hi int) error {
+		return tx.queryRows("INSERT INTO session_events (session_id, seq, type, data, elicitation_id, created_at) VALUES "+
+			placeholders(hi-lo, 6)+" RETURNING id, session_id, seq", args[lo*6:hi*6], func(scan func(dest ...any) error) error {
+			var id, seq int64
+			var sid string
+			if err := scan(&id, &sid, &seq); err != nil {
+				return err
+			}
+			rows[at[sid][seq]].ID = id
+			return nil
+		})
 	})
 	return rows, err
 }

@@ -101,21 +101,29 @@ func appendChain(tx statements, head ChainHead, e *audit.Entry, backfilled bool)
 // appendLinks writes the version 2 chain rows after head for entries, in order — one
 // insert for them all — and moves the head to the last, in the caller's transaction.
 func appendLinks(tx statements, head ChainHead, entries []*audit.Entry, backfilled bool) (ChainHead, error) {
-	values := make([]string, len(entries))
-	args := make([]any, 0, len(entries)*6)
+	links := make([]any, 0, len(entries)*6)
 	prev, last := head, head
-	for i, e := range entries {
+	for _, e := range entries {
 		prev = last
 		last = ChainHead{Seq: prev.Seq + 1, Hash: audit.LinkV2(e, backfilled, prev.Hash)}
-		values[i] = "(?, ?, ?, ?, ?, ?)"
-		args = append(args, last.Seq, e.ElicitationID, prev.Hash, last.Hash, audit.Current, backfilled)
+		links = append(links, last.Seq, e.ElicitationID, prev.Hash, last.Hash, audit.Current, backfilled)
 	}
-	if _, err := tx.exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled) VALUES "+
-		strings.Join(values, ", "), args...); err != nil {
+	err := inChunks(tx, len(entries), 6, func(lo, hi int) error {
+		_, err := tx.exec("INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled) VALUES "+
+			placeholders(hi-lo, 6), links[lo*6:hi*6]...)
+		return err
+	})
+	if err != nil {
 		return head, err
 	}
-	_, err := tx.exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1", last.Seq, prev.Hash, last.Hash)
+	_, err = tx.exec("UPDATE audit_head SET seq = ?, prev_hash = ?, hash = ? WHERE id = 1", last.Seq, prev.Hash, last.Hash)
 	return last, err
+}
+
+// placeholders is the VALUES list of rows rows of perRow parameters: "(?, ?), (?, ?)".
+func placeholders(rows, perRow int) string {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", perRow), ", ") + ")"
+	return strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ")
 }
 
 // AuditHead reads the chain's head: its last sequence number and hash.

@@ -80,18 +80,12 @@ const checkpointJournalEvery = 2048
 // waiting for the write-ahead log's flush (synchronous_commit off), so a crash of
 // Postgres itself may lose the last fraction of a second of them (docs/performance.md).
 func (s *Store) JournalDecided(ctx context.Context, rows []*models.Elicitation) error {
-	values := make([]string, len(rows))
-	args := make([]any, 0, 3*len(rows))
 	now := time.Now().UTC()
-	for i, r := range rows {
+	args := make([]any, 0, 3*len(rows))
+	for _, r := range rows {
 		body, err := json.Marshal(r)
 		if err != nil {
 			return err
-		}
-		if s.dialect == Postgres {
-			values[i] = fmt.Sprintf("($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
-		} else {
-			values[i] = "(?, ?, ?)"
 		}
 		args = append(args, r.ID, body, now)
 	}
@@ -106,8 +100,33 @@ func (s *Store) JournalDecided(ctx context.Context, rows []*models.Elicitation) 
 		ctx, cancel = context.WithTimeout(ctx, s.timeout)
 		defer cancel()
 	}
-	_, err = db.ExecContext(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+strings.Join(values, ", "), args...)
-	return unavailable(err)
+	if s.dialect == Postgres {
+		values := make([]string, len(rows))
+		for i := range rows {
+			values[i] = fmt.Sprintf("($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
+		}
+		_, err = db.ExecContext(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+strings.Join(values, ", "), args...)
+		return unavailable(err)
+	}
+	// SQLite: one statement per few dozen rows (see sqliteStatementParams), in one
+	// transaction when there are several.
+	per := sqliteStatementParams / 3
+	if len(rows) <= per {
+		_, err = db.ExecContext(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+placeholders(len(rows), 3), args...)
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // a no-op once committed
+	for lo := 0; lo < len(rows); lo += per {
+		hi := min(len(rows), lo+per)
+		if _, err := tx.ExecContext(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+placeholders(hi-lo, 3), args[3*lo:3*hi]...); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // JournaledDecisions returns up to limit journaled rows written before before, oldest
@@ -137,8 +156,12 @@ func (s *Store) JournaledDecisions(ctx context.Context, before time.Time, limit 
 // StillJournaled reports which of ids are still in the decision journal.
 func (s *Store) StillJournaled(ctx context.Context, ids []string) (map[string]bool, error) {
 	var found []string
-	if err := s.jdb.WithContext(ctx).Raw("SELECT id FROM decision_journal WHERE id IN ?", ids).Scan(&found).Error; err != nil {
-		return nil, err
+	for _, part := range idChunks(ids) {
+		var some []string
+		if err := s.jdb.WithContext(ctx).Raw("SELECT id FROM decision_journal WHERE id IN ?", part).Scan(&some).Error; err != nil {
+			return nil, err
+		}
+		found = append(found, some...)
 	}
 	out := make(map[string]bool, len(found))
 	for _, id := range found {
@@ -150,8 +173,12 @@ func (s *Store) StillJournaled(ctx context.Context, ids []string) (map[string]bo
 // ExistingElicitations reports which of ids are stored prompts.
 func (s *Store) ExistingElicitations(ctx context.Context, ids []string) (map[string]bool, error) {
 	var found []string
-	if err := s.ctx(ctx).Raw("SELECT id FROM elicitations WHERE id IN ?", ids).Scan(&found).Error; err != nil {
-		return nil, err
+	for _, part := range idChunks(ids) {
+		var some []string
+		if err := s.ctx(ctx).Raw("SELECT id FROM elicitations WHERE id IN ?", part).Scan(&some).Error; err != nil {
+			return nil, err
+		}
+		found = append(found, some...)
 	}
 	out := make(map[string]bool, len(found))
 	for _, id := range found {
@@ -170,8 +197,10 @@ func (s *Store) ForgetJournaled(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if err := s.jdb.WithContext(ctx).Exec("DELETE FROM decision_journal WHERE id IN ?", ids).Error; err != nil {
-		return err
+	for _, part := range idChunks(ids) {
+		if err := s.jdb.WithContext(ctx).Exec("DELETE FROM decision_journal WHERE id IN ?", part).Error; err != nil {
+			return err
+		}
 	}
 	if s.jck == nil || s.forgotten.Add(int64(len(ids))) < checkpointJournalEvery {
 		return nil
@@ -179,6 +208,16 @@ func (s *Store) ForgetJournaled(ctx context.Context, ids []string) error {
 	s.forgotten.Store(0)
 	_, err := s.jck.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 	return err
+}
+
+// idChunks splits ids into lists one statement binds cheaply on either database (see
+// sqliteStatementParams).
+func idChunks(ids []string) [][]string {
+	var out [][]string
+	for len(ids) > sqliteStatementParams {
+		out, ids = append(out, ids[:sqliteStatementParams]), ids[sqliteStatementParams:]
+	}
+	return append(out, ids)
 }
 
 // claimJournaled deletes the rows' journal entries in tx (Postgres, where the journal
