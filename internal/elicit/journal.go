@@ -24,9 +24,13 @@ const maxBehind = 512
 
 // gatherFor is how long the storing goroutine lets answers gather before a commit,
 // unless someone waits for it (Settle, an MCP approval): a commit's cost is mostly
-// per statement, not per row, so one commit for a few milliseconds of answers costs
-// far less than one for each.
-const gatherFor = 5 * time.Millisecond
+// per statement and per page written, not per row, so one commit for a fifth of a
+// second of answers costs far less than many small ones — and its burst of work
+// competes less often with the answers themselves (measured: at one connection, p99
+// 2.4 ms with 5 ms of gathering against 1.1 ms with 200 ms). Nobody reading waits for
+// it (Settle cuts it short); another replica's streams show the answers up to this
+// much later.
+const gatherFor = 200 * time.Millisecond
 
 // backlog is the queue of answers journaled here whose prompts are not yet stored.
 type backlog struct {
