@@ -16,6 +16,10 @@ const maxGroup = 128
 // given meanwhile (see DecideByRule).
 type queuedRow struct {
 	row *models.Elicitation
+	// sess is the row's session and params its params, from which its events are
+	// made (announce).
+	sess   *models.Session
+	params map[string]any
 	// sessions and events are the stream events announcing it, events[i] to sessions[i].
 	sessions []string
 	events   []stream.Event

@@ -254,8 +254,7 @@ func (s *Service) Replay(ctx context.Context, age time.Duration) (int, error) {
 	}
 }
 
-// journaledRow is a journaled prompt row as DecideByRule queued it: with the events
-// announcing its request and its end.
+// journaledRow is a journaled prompt row as DecideByRule queued it.
 func (s *Service) journaledRow(ctx context.Context, row *models.Elicitation) (*queuedRow, error) {
 	sess, err := s.store.GetSession(ctx, row.SessionID)
 	if err != nil {
@@ -265,5 +264,5 @@ func (s *Service) journaledRow(ctx context.Context, row *models.Elicitation) (*q
 	if err := json.Unmarshal(row.Params, &params); err != nil {
 		return nil, err
 	}
-	return s.decidedRow(sess, row, params), nil
+	return &queuedRow{row: row, sess: sess, params: params}, nil
 }

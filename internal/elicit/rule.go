@@ -45,7 +45,8 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, 
 	// Its events are logged in the commit that stores it, so the row starts out logged
 	// (and, as a prompt answered before anyone was told, needing no notification).
 	row.Logged, row.Notified = models.LoggedResolved, models.NotifiedAll
-	q := s.decidedRow(p.Session, row, params)
+	// Its events are made where it is stored, off the answer's path.
+	q := &queuedRow{row: row, sess: p.Session, params: params}
 	start := time.Now()
 	s.journal.Do(q)
 	if q.err != nil {
@@ -69,19 +70,17 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, 
 	return endedOf(row), nil
 }
 
-// decidedRow is row — decided by a rule as it was opened — queued with the events
-// announcing its request and its end, on sess and each of its ancestors.
-func (s *Service) decidedRow(sess *models.Session, row *models.Elicitation, params map[string]any) *queuedRow {
-	q := &queuedRow{row: row}
-	reqs, chain := s.requestEvents(sess, row.ID, params)
-	ends, _ := resolvedEvents(sess, row.ID)
+// announce fills in q's events: its request and its end, on its session and each of
+// the session's ancestors.
+func (s *Service) announce(q *queuedRow) {
+	reqs, chain := s.requestEvents(q.sess, q.row.ID, q.params)
+	ends, _ := resolvedEvents(q.sess, q.row.ID)
 	if reqs != nil {
 		q.sessions, q.events = append(chain, chain...), append(reqs, ends...)
 		for i := range q.events {
 			q.events[i].Stage = 0 // no stage to claim: the row is inserted logged
 		}
 	}
-	return q
 }
 
 // commitDecided stores journaled rule-decided rows: one transaction stores them all
@@ -92,6 +91,9 @@ func (s *Service) commitDecided(ctx context.Context, batch []*queuedRow) error {
 	var sessions []string
 	var events []stream.Event
 	for i, q := range batch {
+		if q.events == nil {
+			s.announce(q)
+		}
 		rows[i] = q.row
 		sessions, events = append(sessions, q.sessions...), append(events, q.events...)
 	}
