@@ -481,10 +481,12 @@ func (a *App) sweep(ctx context.Context) {
 		if _, err := a.Store.PruneEvents(ctx, time.Now().UTC().Add(-a.Config.EventRetention)); err != nil && ctx.Err() == nil {
 			a.Log.Warn("prune stream events", "err", err)
 		}
-		if n, err := a.Elicit.Replay(ctx, orphanAge); err != nil && ctx.Err() == nil {
-			a.Log.Warn("store orphaned rule answers from the decision journal", "err", err)
-		} else if n > 0 {
-			a.Log.Info("stored orphaned rule answers from the decision journal", "count", n)
+		if a.Store.Dialect() == store.Postgres { // one SQLite process holds every answer it journaled
+			if n, err := a.Elicit.Replay(ctx, orphanAge); err != nil && ctx.Err() == nil {
+				a.Log.Warn("store orphaned rule answers from the decision journal", "err", err)
+			} else if n > 0 {
+				a.Log.Info("stored orphaned rule answers from the decision journal", "count", n)
+			}
 		}
 		select {
 		case <-ctx.Done():

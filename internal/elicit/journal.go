@@ -122,9 +122,10 @@ func (s *Service) storeJournaled(batch []*queuedRow) {
 			s.forgetJournaled(batch)
 			return
 		}
-		if errors.Is(err, errs.ErrJournalClaimed) {
-			// Another replica stored some of them: keep the rest.
-			if batch, err = s.stillJournaled(batch); err == nil {
+		if errors.Is(err, errs.ErrJournalClaimed) || errors.Is(err, errs.ErrConflict) {
+			// Stored already, some of them (by another replica, or a replay): keep
+			// the rest.
+			if batch, err = s.unstored(batch); err == nil {
 				continue
 			}
 		}
@@ -138,15 +139,20 @@ func (s *Service) storeJournaled(batch []*queuedRow) {
 	}
 }
 
-// stillJournaled is the part of batch still in the decision journal.
-func (s *Service) stillJournaled(batch []*queuedRow) ([]*queuedRow, error) {
-	left, err := s.store.StillJournaled(context.Background(), rowIDs(batch))
+// unstored is the part of batch still in the decision journal and not stored.
+func (s *Service) unstored(batch []*queuedRow) ([]*queuedRow, error) {
+	ctx := context.Background()
+	left, err := s.store.StillJournaled(ctx, rowIDs(batch))
+	if err != nil {
+		return batch, err
+	}
+	stored, err := s.store.ExistingElicitations(ctx, rowIDs(batch))
 	if err != nil {
 		return batch, err
 	}
 	keep := batch[:0:0]
 	for _, q := range batch {
-		if left[q.row.ID] {
+		if left[q.row.ID] && !stored[q.row.ID] {
 			keep = append(keep, q)
 		}
 	}
