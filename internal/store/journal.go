@@ -155,34 +155,26 @@ func (s *Store) JournaledDecisions(ctx context.Context, before time.Time, limit 
 
 // StillJournaled reports which of ids are still in the decision journal.
 func (s *Store) StillJournaled(ctx context.Context, ids []string) (map[string]bool, error) {
-	var found []string
-	for _, part := range idChunks(ids) {
-		var some []string
-		if err := s.jdb.WithContext(ctx).Raw("SELECT id FROM decision_journal WHERE id IN ?", part).Scan(&some).Error; err != nil {
-			return nil, err
-		}
-		found = append(found, some...)
-	}
-	out := make(map[string]bool, len(found))
-	for _, id := range found {
-		out[id] = true
-	}
-	return out, nil
+	return presentIDs(s.jdb.WithContext(ctx), "decision_journal", ids)
 }
 
 // ExistingElicitations reports which of ids are stored prompts.
 func (s *Store) ExistingElicitations(ctx context.Context, ids []string) (map[string]bool, error) {
-	var found []string
+	return presentIDs(s.ctx(ctx), "elicitations", ids)
+}
+
+// presentIDs reports which of ids are rows of table (a constant name), a few hundred
+// ids a statement.
+func presentIDs(db *gorm.DB, table string, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
 	for _, part := range idChunks(ids) {
 		var some []string
-		if err := s.ctx(ctx).Raw("SELECT id FROM elicitations WHERE id IN ?", part).Scan(&some).Error; err != nil {
+		if err := db.Raw("SELECT id FROM "+table+" WHERE id IN ?", part).Scan(&some).Error; err != nil {
 			return nil, err
 		}
-		found = append(found, some...)
-	}
-	out := make(map[string]bool, len(found))
-	for _, id := range found {
-		out[id] = true
+		for _, id := range some {
+			out[id] = true
+		}
 	}
 	return out, nil
 }
