@@ -34,20 +34,20 @@ func (s *Server) holdHook(c echo.Context, prepare prepareFunc) bool {
 		return false
 	}
 	dc := s.detach(c)
-	return s.holdWith(c, func(ctx context.Context, line []any) held.Answer {
+	return s.holdWith(c, func(ctx context.Context, line []any, answer func(held.Answer)) {
 		dc.SetRequest(dc.Request().WithContext(ctx))
 		p, err := s.park.Park(ctx, s.prepareWith(dc, prepare))
 		dc = nil // the wait needs none of the request
-		if err != nil {
-			return s.heldError(err, line)
+		switch body, immediate := p.Immediate(); {
+		case err != nil:
+			answer(s.heldError(err, line))
+		case immediate:
+			answer(heldJSON(body))
+		case !p.Waiting():
+			answer(heldJSON(p.NoVerdict()))
+		default:
+			s.heldAwait(ctx, p, line, answer)
 		}
-		if body, ok := p.Immediate(); ok {
-			return heldJSON(body)
-		}
-		if !p.Waiting() {
-			return heldJSON(p.NoVerdict())
-		}
-		return s.heldAwait(ctx, p, line)
 	})
 }
 
@@ -56,20 +56,18 @@ func (s *Server) hold(c echo.Context, p park.Parked) bool {
 	if s.held == nil {
 		return false
 	}
-	return s.holdWith(c, func(ctx context.Context, line []any) held.Answer { return s.heldAwait(ctx, p, line) })
+	return s.holdWith(c, func(ctx context.Context, line []any, answer func(held.Answer)) {
+		s.heldAwait(ctx, p, line, answer)
+	})
 }
 
-// holdWith holds c's request with answer, logging the request (line: its log
-// attributes) when it is answered.
-func (s *Server) holdWith(c echo.Context, answer func(ctx context.Context, line []any) held.Answer) bool {
-	start, _ := c.Get(ctxStart).(time.Time)
+// holdWith holds c's request: start calls answer once, from any goroutine, with what
+// to send; the request is logged (line: its log attributes) when it is sent.
+func (s *Server) holdWith(c echo.Context, start func(ctx context.Context, line []any, answer func(held.Answer))) bool {
+	begun, _ := c.Get(ctxStart).(time.Time)
 	line := requestLine(c)
-	ok := s.held.Hold(c.Response(), c.Request(), func(ctx context.Context) (a held.Answer) {
-		defer func() {
-			// Off Echo, so off its Recover middleware: a panic is this request's 500.
-			if p := recover(); p != nil {
-				a = s.heldError(fmt.Errorf("panic: %v\n%s", p, debug.Stack()), line)
-			}
+	ok := s.held.Hold(c.Response(), c.Request(), func(ctx context.Context, send func(held.Answer)) {
+		answer := func(a held.Answer) {
 			after := a.Sent
 			a.Sent = func(err error) {
 				if after != nil {
@@ -79,10 +77,11 @@ func (s *Server) holdWith(c echo.Context, answer func(ctx context.Context, line 
 				if err != nil || status == 0 {
 					status = statusClientGone
 				}
-				s.logRequest(line, status, start, false)
+				s.logRequest(line, status, begun, false)
 			}
-		}()
-		return answer(ctx, line)
+			send(a)
+		}
+		s.heldSafely(line, answer, func() { start(ctx, line, answer) })
 	})
 	if ok {
 		c.Set(ctxHeld, true)
@@ -90,18 +89,33 @@ func (s *Server) holdWith(c echo.Context, answer func(ctx context.Context, line 
 	return ok
 }
 
-// heldAwait waits for a parked request's verdict and turns it into the answer; the
-// verdict is published once the answer is out (elicit.Ended.Answered).
-func (s *Server) heldAwait(ctx context.Context, p park.Parked, line []any) held.Answer {
-	v, reply, err := p.Await(ctx)
-	var a held.Answer
-	if err != nil {
-		a = s.heldError(err, line)
-	} else {
-		a = heldJSON(reply)
-	}
-	a.Sent = func(error) { v.Answered() }
-	return a
+// heldSafely runs work, which answers a held request; a panic in it is the request's
+// 500. Off Echo, so off its Recover middleware: each goroutine a held request's work
+// runs on recovers its own panics.
+func (s *Server) heldSafely(line []any, answer func(held.Answer), work func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			answer(s.heldError(fmt.Errorf("panic: %v\n%s", p, debug.Stack()), line))
+		}
+	}()
+	work()
+}
+
+// heldAwait waits, with no goroutine, for a parked request's verdict and answers with
+// it; the verdict is published once the answer is out (elicit.Ended.Answered).
+func (s *Server) heldAwait(ctx context.Context, p park.Parked, line []any, answer func(held.Answer)) {
+	p.Then(ctx, func(v elicit.Ended, reply any, err error) {
+		s.heldSafely(line, answer, func() {
+			var a held.Answer
+			if err != nil {
+				a = s.heldError(err, line)
+			} else {
+				a = heldJSON(reply)
+			}
+			a.Sent = func(error) { v.Answered() }
+			answer(a)
+		})
+	})
 }
 
 // heldJSON is a 200 with body as JSON; nil is the empty "no verdict" 200.

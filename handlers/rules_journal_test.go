@@ -51,7 +51,7 @@ func TestJournaledRuleAnswersAreStoredAtStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.JournalDecided(context.Background(), []*models.Elicitation{lost, stored}); err != nil {
+		if _, err := st.JournalDecided(context.Background(), []*models.Elicitation{lost, stored}); err != nil {
 			t.Fatal(err)
 		}
 		st.Close()

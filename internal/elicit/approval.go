@@ -22,7 +22,7 @@ func (s *Service) LatestMCPApproval(ctx context.Context, sessionID, callKey stri
 // While it waits it is one of person's parked requests (see Prompt.Person): a person at
 // the cap gets errs.TooManyRequests instead of a wait.
 func (s *Service) WaitAtMost(ctx context.Context, person, id string, d time.Duration) (*models.Elicitation, error) {
-	ch := s.waiters.add(id)
+	ch := s.waiters.add(id, nil)
 	defer s.waiters.remove(id, ch)
 	bg := context.WithoutCancel(ctx)
 	// Registered first, then read: a verdict committed in between is in this read.

@@ -26,6 +26,9 @@ type queuedRow struct {
 	// stored is the row as stored, once it is; err is why the journal write failed.
 	stored *models.Elicitation
 	err    error
+	// journaledAt is where the row is in the decision journal, when the journal
+	// needs it to forget the row (store.ForgetJournaledAt); zero otherwise.
+	journaledAt int64
 	// storedCh, when set, is closed once the row is stored (or given up on: stored
 	// stays nil), for an answer that may not leave before.
 	storedCh chan struct{}
@@ -42,9 +45,12 @@ func (s *Service) newJournalGroup() *groupcommit.Group[*queuedRow] {
 		}
 		// The write is every queued request's, not the leader's alone: it does not end
 		// with any one request's context.
-		err := s.store.JournalDecided(context.Background(), rows)
-		for _, q := range batch {
+		at, err := s.store.JournalDecided(context.Background(), rows)
+		for i, q := range batch {
 			q.err = err
+			if err == nil && at != nil {
+				q.journaledAt = at[i]
+			}
 		}
 	}}
 }

@@ -160,9 +160,16 @@ func (s *Service) unstored(batch []*queuedRow) ([]*queuedRow, error) {
 }
 
 // forgetJournaled drops batch's rows from the journal once their prompts are stored
-// (a no-op where that commit did it). A failure only leaves rows Replay will skip.
+// (nothing to do where that commit did it). A failure only leaves rows Replay will
+// skip.
 func (s *Service) forgetJournaled(batch []*queuedRow) {
-	if err := s.store.ForgetJournaled(context.Background(), rowIDs(batch)); err != nil {
+	var at []int64
+	for _, q := range batch {
+		if q.journaledAt != 0 {
+			at = append(at, q.journaledAt)
+		}
+	}
+	if err := s.store.ForgetJournaledAt(context.Background(), at); err != nil {
 		s.log.Warn("forget stored rule answers in the decision journal", "answers", len(batch), "err", err)
 	}
 }
@@ -251,7 +258,10 @@ func (s *Service) Replay(ctx context.Context, age time.Duration) (int, error) {
 			if err != nil {
 				return total, err
 			}
-			s.forgetJournaled(batch)
+			// By id: rows read back from the journal carry no position.
+			if err := s.store.ForgetJournaled(ctx, rowIDs(batch)); err != nil {
+				return total, err
+			}
 			total += len(batch)
 		}
 		if len(rows) < maxBehind {

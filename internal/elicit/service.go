@@ -38,8 +38,10 @@ type Store interface {
 		notify func(rows []models.SessionEvent) (channel, payload string)) ([]*models.Elicitation, []models.SessionEvent, error)
 	// JournalDecided records rows a rule decided in the decision journal, in one
 	// write; InsertDecided later stores them (and, where it can, deletes their journal
-	// rows in its commit: otherwise ForgetJournaled does, after).
-	JournalDecided(ctx context.Context, rows []*models.Elicitation) error
+	// rows in its commit: otherwise ForgetJournaledAt does, after, at the positions
+	// it returned).
+	JournalDecided(ctx context.Context, rows []*models.Elicitation) ([]int64, error)
+	ForgetJournaledAt(ctx context.Context, at []int64) error
 	ForgetJournaled(ctx context.Context, ids []string) error
 	JournaledDecisions(ctx context.Context, before time.Time, limit int) ([]*models.Elicitation, error)
 	StillJournaled(ctx context.Context, ids []string) (map[string]bool, error)
@@ -57,12 +59,18 @@ type Store interface {
 type Clock interface {
 	Now() time.Time
 	After(d time.Duration) <-chan time.Time
+	// AfterFunc calls f on a goroutine of its own after d, unless stop is called
+	// first.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
 type realClock struct{}
 
 func (realClock) Now() time.Time                         { return time.Now().UTC() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (realClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
 
 // Options configure a Service.
 type Options struct {
@@ -373,6 +381,7 @@ func (s *Service) Shutdown(ctx context.Context) {
 	s.closing = true
 	s.mu.Unlock()
 	s.shutdownOnce.Do(func() { close(s.shutdown) })
+	s.waiters.notifyAll() // parked requests without a goroutine check for shutdown now
 	done := make(chan struct{})
 	go func() { s.parked.Wait(); close(done) }()
 	select {

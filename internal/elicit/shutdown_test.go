@@ -124,6 +124,9 @@ func (c *offsetClock) Now() time.Time {
 }
 
 func (c *offsetClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (c *offsetClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
 
 func (c *offsetClock) skip(d time.Duration) {
 	c.mu.Lock()

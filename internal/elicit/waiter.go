@@ -3,6 +3,10 @@ package elicit
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/errs"
@@ -15,8 +19,10 @@ import (
 //
 // Attaching touches the database; waiting does not (unless another replica decides).
 // Keeping the two apart lets a handler do all deep work — JSON, ORM, SQL — on a
-// short-lived goroutine and wait on one whose stack stayed small: with thousands of
-// requests parked at once, stack is most of what a parked request costs.
+// short-lived goroutine, and wait on none: Then runs its continuation on a fresh
+// goroutine once something happens — a wake, the deadline, a hang-up, the server
+// stopping. With thousands of requests parked at once, a goroutine's stack each was
+// most of what a parked request cost.
 type Waiter struct {
 	s  *Service
 	ch chan wake
@@ -26,6 +32,15 @@ type Waiter struct {
 	done bool
 	// release gives back the person's parked-request slot (see parkCounts); once.
 	release func()
+
+	// While waiting (Then): ctx is the wait's context; next, when set, is run once
+	// something may have happened (poke); expired and recheck are set by the wait's
+	// timers.
+	mu      sync.Mutex
+	ctx     context.Context
+	next    func()
+	expired atomic.Bool
+	recheck atomic.Bool
 }
 
 // Attach registers a waiter and then opens the prompt (or re-attaches to it by id).
@@ -48,14 +63,15 @@ func (s *Service) Attach(ctx context.Context, p Prompt) (*Waiter, error) {
 		}
 		release = func() {} // answered at once: it does not wait
 	}
-	ch := s.waiters.add(p.ID)
+	w := &Waiter{s: s}
+	w.ch = s.waiters.add(p.ID, w.poke)
 	row, err := s.open(ctx, p, minted, true)
 	if err != nil {
-		s.waiters.remove(p.ID, ch)
+		s.waiters.remove(p.ID, w.ch)
 		release()
 		return nil, err
 	}
-	w := newWaiter(s, ch, row)
+	w.setRow(row)
 	w.release = release
 	if w.done {
 		release() // answered at once: it does not wait
@@ -80,10 +96,11 @@ func (s *Service) leave(ctx context.Context, row *models.Elicitation) Ended {
 	return Ended{Status: models.StatusPending, Row: row}
 }
 
-func newWaiter(s *Service, ch chan wake, row *models.Elicitation) *Waiter {
+// setRow keeps row, as read when attaching, without its params.
+func (w *Waiter) setRow(row *models.Elicitation) {
 	trimmed := *row
 	trimmed.Params = nil
-	return &Waiter{s: s, ch: ch, row: &trimmed, done: !row.IsPending()}
+	w.row, w.done = &trimmed, !row.IsPending()
 }
 
 // ID is the prompt's id.
@@ -117,60 +134,188 @@ func (w *Waiter) Wait(ctx context.Context) (Ended, error) {
 // log write, the streams' writes and their readers — competed with the one answer
 // someone is blocked on, and was most of the resolve → answer tail (issue 13).
 func (w *Waiter) WaitToAnswer(ctx context.Context) (Ended, error) {
+	type result struct {
+		v   Ended
+		err error
+	}
+	got := make(chan result, 1)
+	w.Then(ctx, func(v Ended, err error) { got <- result{v, err} })
+	r := <-got
+	return r.v, r.err
+}
+
+// Then is WaitToAnswer without a goroutine waiting: it returns at once, and f is
+// called with what WaitToAnswer would return — on a goroutine started when the wait
+// ends, or on the caller's when the prompt had ended already. Until then the wait is
+// a registered channel, a timer and the callbacks that look at them.
+func (w *Waiter) Then(ctx context.Context, f func(Ended, error)) {
 	s := w.s
-	defer w.Close()
 	if w.done {
-		return endedOf(w.row), nil
+		w.Close()
+		f(endedOf(w.row), nil)
+		return
 	}
-	if s.enterPark() {
-		defer s.parked.Done()
+	counted := s.enterPark()
+	stopDeadline := s.clock.AfterFunc(w.row.ExpiresAt.Sub(s.clock.Now()), func() {
+		w.expired.Store(true)
+		w.poke()
+	})
+	stopCtx := context.AfterFunc(ctx, w.poke)
+	var stopRecheck func() bool
+	finished := false
+	finish := func(v Ended, err error) {
+		if finished {
+			return
+		}
+		finished = true
+		stopDeadline()
+		stopCtx()
+		if stopRecheck != nil {
+			stopRecheck()
+		}
+		if counted {
+			s.parked.Done()
+		}
+		w.Close()
+		f(v, err)
 	}
-	deadline := s.clock.After(w.row.ExpiresAt.Sub(s.clock.Now()))
-	bg := context.WithoutCancel(ctx)
-	var recheck <-chan time.Time // set while the row could not be read
-	for {
-		select {
-		case wk := <-w.ch:
-			if wk.row != nil && !wk.row.IsPending() {
-				v := endedOf(wk.row)
-				v.answered = wk.answered
-				return v, nil
+	var step func()
+	step = func() {
+		// On a goroutine of its own, beyond any Recover middleware: a panic is the
+		// wait's error.
+		defer func() {
+			if r := recover(); r != nil {
+				finish(Ended{}, fmt.Errorf("panic while waiting for a verdict: %v\n%s", r, debug.Stack()))
 			}
-			if wk.answered != nil {
-				wk.answered()
-			}
-		case <-recheck:
-		case <-deadline:
-			return s.finish(bg, w.row, models.StatusExpired, models.ViaTimeout)
-		case <-s.shutdown:
-			w.Close() // before the grace starts, so no renewal from here outlives it
-			return s.leave(bg, w.row), nil
-		case <-ctx.Done():
-			w.Close()
-			s.leave(bg, w.row)
-			select {
-			case <-s.shutdown:
-				// At shutdown the server ends request contexts too (so streams close):
-				// a request that sees both is owed the "no verdict" answer.
-				return Ended{Status: models.StatusPending, Row: w.row}, nil
-			default:
-			}
-			return Ended{}, ErrClientGone
+		}()
+		done, reread := w.step()
+		switch {
+		case done != nil:
+			finish(done.v, done.err)
+			return
+		case !reread:
+			w.arm(step)
+			return
 		}
 		// Woken: re-read the row, the truth. While the database is unavailable (a
 		// restart, a failover) the request stays parked and reads again shortly; a
 		// verdict given once it is back still reaches it.
-		recheck = nil
-		cur, err := s.store.GetElicitation(bg, w.row.ID)
+		cur, err := s.store.GetElicitation(context.WithoutCancel(ctx), w.row.ID)
 		switch {
 		case errors.Is(err, errs.ErrUnavailable):
 			s.log.Warn("parked request cannot read its prompt; retrying", "elicitation_id", w.row.ID, "err", err)
-			recheck = s.clock.After(unavailableRecheck)
+			stopRecheck = s.clock.AfterFunc(unavailableRecheck, func() {
+				w.recheck.Store(true)
+				w.poke()
+			})
 		case err != nil:
-			return Ended{}, err
+			finish(Ended{}, err)
+			return
 		case !cur.IsPending():
-			return endedOf(cur), nil
+			finish(endedOf(cur), nil)
+			return
 		}
+		w.arm(step)
+	}
+	w.mu.Lock()
+	w.ctx = ctx
+	w.mu.Unlock()
+	w.arm(step)
+}
+
+// outcome is how a wait ended.
+type outcome struct {
+	v   Ended
+	err error
+}
+
+// step looks at what woke the wait, in a fixed order: a wake (with the decided row,
+// or asking for a re-read), a recheck after the database was unavailable, the
+// deadline, the server stopping, the client hanging up. It returns the outcome when
+// the wait is over, or reread when the row must be read again; neither when nothing
+// happened.
+func (w *Waiter) step() (done *outcome, reread bool) {
+	s := w.s
+	w.mu.Lock()
+	ctx := w.ctx
+	w.mu.Unlock()
+	bg := context.WithoutCancel(ctx)
+	select {
+	case wk := <-w.ch:
+		if wk.row != nil && !wk.row.IsPending() {
+			v := endedOf(wk.row)
+			v.answered = wk.answered
+			return &outcome{v: v}, false
+		}
+		if wk.answered != nil {
+			wk.answered()
+		}
+		return nil, true
+	default:
+	}
+	if w.recheck.Swap(false) {
+		return nil, true
+	}
+	if w.expired.Load() {
+		v, err := s.finish(bg, w.row, models.StatusExpired, models.ViaTimeout)
+		return &outcome{v, err}, false
+	}
+	select {
+	case <-s.shutdown:
+		w.Close() // before the grace starts, so no renewal from here outlives it
+		return &outcome{v: s.leave(bg, w.row)}, false
+	default:
+	}
+	if ctx.Err() == nil {
+		return nil, false
+	}
+	w.Close()
+	s.leave(bg, w.row)
+	select {
+	case <-s.shutdown:
+		// At shutdown the server ends request contexts too (so streams close): a
+		// request that sees both is owed the "no verdict" answer.
+		return &outcome{v: Ended{Status: models.StatusPending, Row: w.row}}, false
+	default:
+	}
+	return &outcome{err: ErrClientGone}, false
+}
+
+// arm makes next the wait's continuation: it runs, on a goroutine of its own, as soon
+// as something may have happened — at once when something already has.
+func (w *Waiter) arm(next func()) {
+	w.mu.Lock()
+	w.next = next
+	w.mu.Unlock()
+	w.poke()
+}
+
+// poke starts the armed continuation when there is something for it to look at. Every
+// source of news calls it after making its news visible (a wake in the channel, a
+// timer's flag, the shutdown channel closed, the context done), so whichever of arm
+// and the news comes second sees the other.
+func (w *Waiter) poke() {
+	w.mu.Lock()
+	next := w.next
+	if next == nil || !w.newsLocked() {
+		w.mu.Unlock()
+		return
+	}
+	w.next = nil
+	w.mu.Unlock()
+	go next()
+}
+
+// newsLocked reports whether the wait has something to look at.
+func (w *Waiter) newsLocked() bool {
+	if len(w.ch) > 0 || w.recheck.Load() || w.expired.Load() || w.ctx.Err() != nil {
+		return true
+	}
+	select {
+	case <-w.s.shutdown:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -10,12 +10,15 @@ import (
 // waiters maps an elicitation id to the parked requests waiting on it. A wake carries
 // either nothing — a signal to re-read the row — or, when this process committed the
 // decision itself, the decided row, which saves the woken request a database read.
+// Each waiting channel may come with a notify function, called after a wake is put
+// in it: a parked request with no goroutine of its own learns that way that it has
+// something to read (Waiter.poke).
 type waiters struct {
 	mu sync.Mutex
-	m  map[string]map[chan wake]struct{}
+	m  map[string]waiterSet
 }
 
-type waiterSet = map[chan wake]struct{}
+type waiterSet = map[chan wake]func()
 
 // wake is what a woken waiter receives. row is the decided row (nil: re-read it);
 // answered, set with row, is to be called once the woken request has sent its answer
@@ -45,7 +48,10 @@ func (w *waiters) has(id string) bool {
 	return len(w.m[id]) > 0
 }
 
-func (w *waiters) add(id string) chan wake {
+// add registers a wait on id: wakes come on the returned channel, each followed by a
+// call to notify when it is not nil. notify runs with the registry locked: it must not
+// block or call back into it.
+func (w *waiters) add(id string, notify func()) chan wake {
 	c := make(chan wake, 1)
 	w.mu.Lock()
 	set := w.m[id]
@@ -53,7 +59,7 @@ func (w *waiters) add(id string) chan wake {
 		set = waiterSet{}
 		w.m[id] = set
 	}
-	set[c] = struct{}{}
+	set[c] = notify
 	w.mu.Unlock()
 	return c
 }
@@ -115,11 +121,14 @@ func (w *waiters) wakeWith(row *models.Elicitation) <-chan struct{} {
 		}
 	}
 	w.mu.Lock()
-	for c := range w.m[row.ID] {
+	for c, notify := range w.m[row.ID] {
 		pending.Add(1)
 		var once sync.Once
 		select {
 		case c <- wake{row: row, answered: func() { once.Do(ack) }}:
+			if notify != nil {
+				notify()
+			}
 		default: // already signalled: it re-reads the row and answers on its own time
 			ack()
 		}
@@ -130,10 +139,27 @@ func (w *waiters) wakeWith(row *models.Elicitation) <-chan struct{} {
 }
 
 func signal(set waiterSet, row *models.Elicitation) {
-	for c := range set {
+	for c, notify := range set {
 		select {
 		case c <- wake{row: row}:
+			if notify != nil {
+				notify()
+			}
 		default: // already signalled
+		}
+	}
+}
+
+// notifyAll calls every notify function: the server is shutting down, which each
+// parked request checks for once notified.
+func (w *waiters) notifyAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, set := range w.m {
+		for _, notify := range set {
+			if notify != nil {
+				notify()
+			}
 		}
 	}
 }

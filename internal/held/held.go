@@ -55,14 +55,17 @@ type Set struct {
 }
 
 // Hold takes the connection of r — whose body the caller has read — off net/http
-// and runs wait on a goroutine of its own, with a context that ends when the client
-// hangs up. The answer wait returns is written with the headers already set on w. The
-// caller's handler must return at once and write nothing more.
+// and calls start on a goroutine of its own, with a context that ends when the client
+// hangs up and answer, which writes its Answer with the headers already set on w.
+// answer must be called exactly once (later calls do nothing), from any goroutine:
+// start may hand it on and return, so that nothing waits while the request does
+// (elicit.Waiter.Then). The caller's handler must return at once and write nothing
+// more.
 //
 // Hold returns false, having done nothing, when the connection cannot be taken
 // (HTTP/2, a recorder in tests, a server shutting down): the caller waits in its
 // handler instead.
-func (s *Set) Hold(w http.ResponseWriter, r *http.Request, wait func(ctx context.Context) Answer) bool {
+func (s *Set) Hold(w http.ResponseWriter, r *http.Request, start func(ctx context.Context, answer func(Answer))) bool {
 	if r.ProtoMajor != 1 {
 		return false
 	}
@@ -95,24 +98,27 @@ func (s *Set) Hold(w http.ResponseWriter, r *http.Request, wait func(ctx context
 	hungUp := ctx.hangUp
 	proto := r.Proto
 	stop := watchHangUp(conn, hungUp)
-	go func() {
-		defer s.wg.Done()
-		defer hungUp()
-		a := wait(ctx)
-		stop()
-		var err error
-		if a.Status != 0 {
-			err = write(conn, proto, header, a)
-		}
-		if a.Sent != nil {
-			a.Sent(err)
-		}
-		if err == nil && a.Status != 0 {
-			lingerClose(conn)
-			return
-		}
-		conn.Close()
-	}()
+	var once sync.Once
+	answer := func(a Answer) {
+		once.Do(func() {
+			defer s.wg.Done()
+			defer hungUp()
+			stop()
+			var err error
+			if a.Status != 0 {
+				err = write(conn, proto, header, a)
+			}
+			if a.Sent != nil {
+				a.Sent(err)
+			}
+			if err == nil && a.Status != 0 {
+				lingerClose(conn)
+				return
+			}
+			conn.Close()
+		})
+	}
+	go start(ctx, answer)
 	return true
 }
 

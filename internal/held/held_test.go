@@ -22,7 +22,7 @@ func holdServer(t *testing.T, set *Set, wait func(ctx context.Context) Answer) (
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body)
 		w.Header().Set("X-Request-Id", "req_1")
-		ret <- set.Hold(w, r, wait)
+		ret <- set.Hold(w, r, func(ctx context.Context, answer func(Answer)) { answer(wait(ctx)) })
 	}))
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://"), ret

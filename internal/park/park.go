@@ -304,23 +304,45 @@ func (p Parked) Close() {
 // Await waits for the prompt's verdict and returns the answer in the agent's protocol
 // (nil: the empty "no verdict" 200). The caller calls v.Answered once it is out.
 func (p Parked) Await(ctx context.Context) (v elicit.Ended, reply any, err error) {
-	v, err = p.w.WaitToAnswer(ctx)
-	if err != nil {
-		return v, nil, err
+	type result struct {
+		v     elicit.Ended
+		reply any
+		err   error
 	}
+	got := make(chan result, 1)
+	p.Then(ctx, func(v elicit.Ended, reply any, err error) { got <- result{v, reply, err} })
+	r := <-got
+	return r.v, r.reply, r.err
+}
+
+// Then is Await without a goroutine waiting (elicit.Waiter.Then): f gets what Await
+// would return, on a goroutine started when the verdict comes. A panic while making
+// the reply is f's error.
+func (p Parked) Then(ctx context.Context, f func(v elicit.Ended, reply any, err error)) {
+	p.w.Then(ctx, func(v elicit.Ended, err error) {
+		var reply any
+		if err == nil {
+			err = safely(func() error { reply = p.replyTo(ctx, v); return nil })
+		}
+		f(v, reply, err)
+	})
+}
+
+// replyTo is the answer to v in the agent's protocol.
+func (p Parked) replyTo(ctx context.Context, v elicit.Ended) any {
 	a := p.a
 	if v.Status == models.StatusExpired {
 		if a.onTimeout != nil {
-			return v, a.reply(ctx, *a.onTimeout, v.Row), nil
+			return a.reply(ctx, *a.onTimeout, v.Row)
 		}
 		if a.timedOut != nil {
-			return v, a.timedOut, nil
+			return a.timedOut
 		}
 	}
 	if !v.Decided() {
-		return v, a.noVerdict, nil
+		return a.noVerdict
 	}
-	return v, a.reply(ctx, v.Verdict, v.Row), nil
+	return a.reply(ctx, v.Verdict, v.Row)
 }
 
 // resolvedBy is who decided a row ("" when it does not say).

@@ -79,13 +79,18 @@ const checkpointJournalEvery = 2048
 // waits for: SQLite commits it to the journal's own file; Postgres commits it without
 // waiting for the write-ahead log's flush (synchronous_commit off), so a crash of
 // Postgres itself may lose the last fraction of a second of them (docs/performance.md).
-func (s *Store) JournalDecided(ctx context.Context, rows []*models.Elicitation) error {
+//
+// On SQLite it returns where each row went in the journal (its rowid), aligned with
+// rows, for ForgetJournaledAt: the journal has no index on ids (an answer's write
+// touches one page), so deleting by id would scan it. On Postgres it returns nil: the
+// commit that stores the rows deletes them.
+func (s *Store) JournalDecided(ctx context.Context, rows []*models.Elicitation) ([]int64, error) {
 	now := time.Now().UTC()
 	args := make([]any, 0, 3*len(rows))
 	for _, r := range rows {
 		body, err := json.Marshal(r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		args = append(args, r.ID, body, now)
 	}
@@ -93,7 +98,7 @@ func (s *Store) JournalDecided(ctx context.Context, rows []*models.Elicitation) 
 	// gives. So the statement's deadline and the unavailable error are set here.
 	db, err := s.jdb.DB()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
@@ -106,27 +111,42 @@ func (s *Store) JournalDecided(ctx context.Context, rows []*models.Elicitation) 
 			values[i] = fmt.Sprintf("($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
 		}
 		_, err = db.ExecContext(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+strings.Join(values, ", "), args...)
-		return unavailable(err)
+		return nil, unavailable(err)
 	}
 	// SQLite: one statement per few dozen rows (see sqliteStatementParams), in one
-	// transaction when there are several.
+	// transaction when there are several. The journal's one connection is its only
+	// writer, and a table without an explicit rowid gives the rows of one INSERT
+	// consecutive rowids ending at the last one inserted.
+	at := make([]int64, 0, len(rows))
+	insert := func(exec func(ctx context.Context, query string, args ...any) (sql.Result, error), lo, hi int) error {
+		res, err := exec(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+placeholders(hi-lo, 3), args[3*lo:3*hi]...)
+		if err != nil {
+			return err
+		}
+		last, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		for id := last - int64(hi-lo) + 1; id <= last; id++ {
+			at = append(at, id)
+		}
+		return nil
+	}
 	per := sqliteStatementParams / 3
 	if len(rows) <= per {
-		_, err = db.ExecContext(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+placeholders(len(rows), 3), args...)
-		return err
+		return at, insert(db.ExecContext, 0, len(rows))
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tx.Rollback() // a no-op once committed
 	for lo := 0; lo < len(rows); lo += per {
-		hi := min(len(rows), lo+per)
-		if _, err := tx.ExecContext(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+placeholders(hi-lo, 3), args[3*lo:3*hi]...); err != nil {
-			return err
+		if err := insert(tx.ExecContext, lo, min(len(rows), lo+per)); err != nil {
+			return nil, err
 		}
 	}
-	return tx.Commit()
+	return at, tx.Commit()
 }
 
 // JournaledDecisions returns up to limit journaled rows written before before, oldest
@@ -179,22 +199,41 @@ func presentIDs(db *gorm.DB, table string, ids []string) (map[string]bool, error
 	return out, nil
 }
 
-// ForgetJournaled deletes ids from the decision journal once their prompts are stored.
-// On Postgres the commit that stored them deleted them already, but a replay may find
-// prompts stored before. The SQLite journal is a database of its own, so its rows go
-// after the prompts' commit — a crash in between leaves them journaled, and the replay
-// skips the prompts already stored — and its WAL is checkpointed now and then here,
-// never in an answer's commit.
+// ForgetJournaled deletes ids from the decision journal: a replay's rows whose prompts
+// were stored before. On Postgres the commit that stores journaled rows deletes them.
+// The SQLite journal is a database of its own, so its rows go after the prompts'
+// commit (ForgetJournaledAt) — a crash in between leaves them journaled, and the replay
+// skips the prompts already stored.
 func (s *Store) ForgetJournaled(ctx context.Context, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
 	for _, part := range idChunks(ids) {
+		if len(part) == 0 {
+			continue
+		}
 		if err := s.jdb.WithContext(ctx).Exec("DELETE FROM decision_journal WHERE id IN ?", part).Error; err != nil {
 			return err
 		}
 	}
-	if s.jck == nil || s.forgotten.Add(int64(len(ids))) < checkpointJournalEvery {
+	return s.checkpointJournal(ctx, len(ids))
+}
+
+// ForgetJournaledAt deletes the SQLite journal's rows at the rowids JournalDecided
+// returned, once their prompts are stored: a lookup each, where deleting by id would
+// scan the journal while answers wait for its one connection.
+func (s *Store) ForgetJournaledAt(ctx context.Context, at []int64) error {
+	for lo := 0; lo < len(at); lo += sqliteStatementParams {
+		hi := min(len(at), lo+sqliteStatementParams)
+		if err := s.jdb.WithContext(ctx).Exec("DELETE FROM decision_journal WHERE rowid IN ?", at[lo:hi]).Error; err != nil {
+			return err
+		}
+	}
+	return s.checkpointJournal(ctx, len(at))
+}
+
+// checkpointJournal checkpoints the SQLite journal's WAL once every
+// checkpointJournalEvery forgotten rows, on a connection of its own: never in an
+// answer's commit.
+func (s *Store) checkpointJournal(ctx context.Context, forgotten int) error {
+	if s.jck == nil || forgotten == 0 || s.forgotten.Add(int64(forgotten)) < checkpointJournalEvery {
 		return nil
 	}
 	s.forgotten.Store(0)
