@@ -72,7 +72,7 @@ func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, e
 		err = s.writeSQL(ctx, func(tx sqlTx) error { return work(tx, "") })
 	} else {
 		// The head's row lock, held to commit, lines up every replica's appends.
-		err = s.w(ctx).Transaction(func(tx *gorm.DB) error { return work(gormTx{tx}, " FOR UPDATE") })
+		err = s.inTx(ctx, s.wdb, func(tx *gorm.DB) error { return work(gormTx{tx}, " FOR UPDATE") })
 	}
 	if err != nil {
 		return nil, nil, err

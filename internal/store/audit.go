@@ -159,7 +159,7 @@ type Backfill struct {
 // verifies; it is counted in Refused and `gatehouse audit verify` names it.
 func (s *Store) ChainUnchained(ctx context.Context) (Backfill, error) {
 	var res Backfill
-	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.inTx(ctx, s.wdb, func(tx *gorm.DB) error {
 		res = Backfill{}
 		head, err := chainHead(tx, s.dialect == Postgres)
 		if err != nil {

@@ -25,7 +25,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []models.LoggedEvent, noti
 		// (see decideAndChainSQLite), costs half the CPU of going through GORM.
 		rows, err = s.appendEventsSQL(ctx, evs)
 	} else {
-		err = s.w(ctx).Transaction(func(tx *gorm.DB) error {
+		err = s.inTx(ctx, s.wdb, func(tx *gorm.DB) error {
 			var err error
 			if rows, err = appendEvents(gormTx{tx}, evs); err != nil || notify == nil {
 				return err

@@ -61,7 +61,7 @@ func (s *Store) ApplyOutboxPlans(ctx context.Context, announce map[string]models
 		// One writer at a time anyway, so no deadlock to avoid: one commit for the
 		// batch keeps the planner's share of the single writer small.
 		n := 0
-		err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
+		err := s.inTx(ctx, s.wdb, func(tx *gorm.DB) error {
 			var err error
 			n, err = s.applyOutboxPlans(tx, announce, decided, followUp)
 			return err
@@ -80,7 +80,7 @@ func (s *Store) applyOutboxPlans(db *gorm.DB, announce map[string]models.OutboxP
 	followUp func(e *models.Elicitation, have []models.Notification) models.OutboxPlan) (int, error) {
 	n := 0
 	for id, p := range announce {
-		won, err := planOne(db, func(tx *gorm.DB) (bool, *models.OutboxPlan, error) {
+		won, err := s.planOne(db, func(tx *gorm.DB) (bool, *models.OutboxPlan, error) {
 			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status = ?",
 				p.Stage, id, models.NotifiedNone, models.StatusPending)
 			return res.RowsAffected == 1, &p, res.Error
@@ -94,7 +94,7 @@ func (s *Store) applyOutboxPlans(db *gorm.DB, announce map[string]models.OutboxP
 	}
 	for i := range decided {
 		e := &decided[i]
-		won, err := planOne(db, func(tx *gorm.DB) (bool, *models.OutboxPlan, error) {
+		won, err := s.planOne(db, func(tx *gorm.DB) (bool, *models.OutboxPlan, error) {
 			res := tx.Exec("UPDATE elicitations SET notified = ? WHERE id = ? AND notified = ? AND status <> ?",
 				models.NotifiedAll, e.ID, e.Notified, models.StatusPending)
 			if res.Error != nil || res.RowsAffected != 1 {
@@ -121,9 +121,9 @@ func (s *Store) applyOutboxPlans(db *gorm.DB, announce map[string]models.OutboxP
 
 // planOne runs one prompt's compare-and-set and, when it wins, writes the plan, in one
 // transaction.
-func planOne(db *gorm.DB, claim func(tx *gorm.DB) (bool, *models.OutboxPlan, error)) (bool, error) {
+func (s *Store) planOne(db *gorm.DB, claim func(tx *gorm.DB) (bool, *models.OutboxPlan, error)) (bool, error) {
 	won := false
-	err := db.Transaction(func(tx *gorm.DB) error {
+	err := s.inTx(db.Statement.Context, db, func(tx *gorm.DB) error {
 		ok, p, err := claim(tx)
 		if err != nil || !ok {
 			return err
@@ -167,7 +167,7 @@ func (s *Store) FinishDeliveries(ctx context.Context, at time.Time, results []mo
 		return nil
 	}
 	at = at.UTC()
-	return s.w(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.inTx(ctx, s.wdb, func(tx *gorm.DB) error {
 		var plain []int64 // delivered without a ref: one statement for all
 		for _, r := range results {
 			var err error

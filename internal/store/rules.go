@@ -17,7 +17,7 @@ func (s *Store) InsertRule(ctx context.Context, r *models.Rule) error {
 	if s.dialect != Postgres {
 		return s.w(ctx).Create(r).Error
 	}
-	return s.w(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.inTx(ctx, s.wdb, func(tx *gorm.DB) error {
 		if err := tx.Create(r).Error; err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (s *Store) ListRules(ctx context.Context, f models.RuleFilter, limit int) (
 func (s *Store) RevokeRule(ctx context.Context, id, by string, at time.Time) (bool, error) {
 	defer s.rules.drop()
 	revoked := false
-	err := s.w(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.inTx(ctx, s.wdb, func(tx *gorm.DB) error {
 		res := tx.Model(&models.Rule{}).Where("id = ? AND revoked_at IS NULL", id).
 			Updates(map[string]any{"revoked_at": at, "revoked_by": by})
 		if res.Error != nil || res.RowsAffected != 1 {

@@ -44,7 +44,7 @@ func (s *Store) ListAgents(ctx context.Context, user string) ([]models.Agent, er
 // CreateSession inserts a session, and the owner grant when it is top level, in one
 // transaction. A duplicate child title is ErrConflict.
 func (s *Store) CreateSession(ctx context.Context, sess *models.Session, owner *models.Permission) error {
-	err := s.w(ctx).Transaction(func(tx *gormDB) error {
+	err := s.inTx(ctx, s.wdb, func(tx *gormDB) error {
 		if err := tx.Create(sess).Error; err != nil {
 			return err
 		}

@@ -138,16 +138,14 @@ func OpenWith(url string, o Options) (*Store, error) {
 		if timeout <= 0 {
 			timeout = DefaultTimeout
 		}
-		gcfg.DefaultContextTimeout = timeout
-		gcfg.DefaultTransactionTimeout = timeout
 		gcfg.TranslateError = true
-		db, err := openPostgres(url, gcfg, 20)
+		db, err := openPostgres(url, gcfg, 20, timeout)
 		if err != nil {
 			return nil, err
 		}
 		// The decision journal's own pool: its commits do not wait for the WAL flush
 		// (see JournalDecided).
-		jdb, err := openPostgres(withRuntimeParam(url, "synchronous_commit", "off"), gcfg, journalConns)
+		jdb, err := openPostgres(withRuntimeParam(url, "synchronous_commit", "off"), gcfg, journalConns, timeout)
 		if err != nil {
 			closeGorm(db)
 			return nil, err
@@ -163,7 +161,7 @@ func OpenWith(url string, o Options) (*Store, error) {
 
 // openPostgres opens a pool of at most conns connections to url, which survives a
 // database restart (see OpenWith).
-func openPostgres(url string, gcfg *gorm.Config, conns int) (*gorm.DB, error) {
+func openPostgres(url string, gcfg *gorm.Config, conns int, timeout time.Duration) (*gorm.DB, error) {
 	dialector, ok := postgres.New(postgres.Config{DSN: url,
 		OptionOpenDB: []stdlib.OptionOpenDB{stdlib.OptionBeforeConnect(cancelOnServer)}}).(*postgres.Dialector)
 	if !ok {
@@ -174,6 +172,10 @@ func openPostgres(url string, gcfg *gorm.Config, conns int) (*gorm.DB, error) {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	if err := markUnavailableRows(db); err != nil {
+		closeGorm(db)
+		return nil, err
+	}
+	if err := statementDeadlines(db, timeout); err != nil {
 		closeGorm(db)
 		return nil, err
 	}
