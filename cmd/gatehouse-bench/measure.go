@@ -405,7 +405,7 @@ func runtimeGauges(hc *http.Client, base string) map[string]float64 {
 // stacks, and the live heap with the functions that allocated most of it (pprof).
 func whyMemory(before, after map[string]float64, pp *pprofClient, n int) string {
 	per := func(k string) float64 { return (after[k] - before[k]) / float64(n) }
-	why := fmt.Sprintf("per parked request the server holds %.1f goroutines (held off net/http: one waiting for the verdict; one goroutine watches every held connection for a hang-up) with %.1f KiB of stacks",
+	why := fmt.Sprintf("per parked request the server holds %.1f goroutines (held off net/http, waiting with none of their own: one goroutine watches every held connection for a hang-up) with %.1f KiB of stacks",
 		per("go_goroutines"), per("go_memstats_stack_inuse_bytes")/1024)
 	if pp != nil {
 		if prof, err := pp.heap(); err == nil {

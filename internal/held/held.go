@@ -6,7 +6,8 @@
 // goroutines — the connection's, whose stack grew through the middleware chain, and its
 // background reader. With thousands parked that was most of what a parked request cost
 // (44–50 KiB each, against 16 KiB for an asyncio peer). A held request keeps the
-// connection, one goroutine waiting for its answer, and what its waiter needs; whether
+// connection and what its waiter needs — no goroutine: its answer is written by
+// whoever calls answer (elicit.Waiter.Then starts one when the verdict comes); whether
 // the client hangs up meanwhile is watched for every held connection by one poller
 // (watchHangUp), not by a goroutine reading each.
 //
