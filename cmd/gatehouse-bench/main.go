@@ -101,7 +101,7 @@ func main() {
 	fmt.Println()
 	figs := []baselineFigures{{}} // -auto-only: the floor's park figures are not needed
 	if !*autoOnly {
-		figs = measureBaselines(bases, *iters, *parked, *dur)
+		timed("floor and peer", "baselines", func() { figs = measureBaselines(bases, *iters, *parked, *dur) })
 	}
 	peerURL := ""
 	if peer != nil && (*autoOnly || figs[1].Err == nil) {
@@ -175,7 +175,7 @@ func main() {
 			continue
 		}
 		if !*autoOnly {
-			runOne(t, db, *bin, url, cmp, *iters, *parked, *subs, *dur)
+			timed(db, "resolve, fan-out, parked", func() { runOne(t, db, *bin, url, cmp, *iters, *parked, *subs, *dur) })
 			cleanup()
 			// A database and server of their own: thousands of decided prompts would
 			// upset the other measurements.
@@ -184,7 +184,7 @@ func main() {
 				continue
 			}
 		}
-		runAutoAnswered(t, db, *bin, url, ref.URL, &auto, *iters, *dur)
+		timed(db, "auto-answered", func() { runAutoAnswered(t, db, *bin, url, ref.URL, &auto, *iters, *dur) })
 		cleanup()
 		if *autoOnly {
 			continue
@@ -195,7 +195,7 @@ func main() {
 			if url, cleanup, err = freshDB(db, *pgAdmin); err != nil {
 				t.note(db, "dispatcher throughput: "+err.Error())
 			} else {
-				runDispatcher(t, db, *bin, url, *dispatchN)
+				timed(db, "dispatcher", func() { runDispatcher(t, db, *bin, url, *dispatchN) })
 				cleanup()
 			}
 		}
@@ -204,7 +204,7 @@ func main() {
 			if url, cleanup, err = freshDB(db, *pgAdmin); err != nil {
 				t.note(db, "audit export: "+err.Error())
 			} else {
-				runAuditExport(t, db, *bin, url, *exportRows)
+				timed(db, "audit export", func() { runAuditExport(t, db, *bin, url, *exportRows) })
 				cleanup()
 			}
 		}
@@ -216,6 +216,14 @@ func main() {
 		}
 	}
 	t.print(os.Stdout)
+}
+
+// timed runs one part of the bench and says on stderr how long it took: where the
+// bench's own minutes go.
+func timed(db, part string, run func()) {
+	t0 := time.Now()
+	run()
+	fmt.Fprintf(os.Stderr, "gatehouse-bench: %s: %s took %s\n", db, part, time.Since(t0).Round(time.Second))
 }
 
 // header is the table's first line: the day and the machine.
