@@ -226,6 +226,16 @@ func timed(db, part string, run func()) {
 	fmt.Fprintf(os.Stderr, "gatehouse-bench: %s: %s took %s\n", db, part, time.Since(t0).Round(time.Second))
 }
 
+// stopwatch returns a lap function that says on stderr how long the stage since the
+// last lap (or the stopwatch's start) took.
+func stopwatch(db string) (lap func(stage string)) {
+	last := time.Now()
+	return func(stage string) {
+		fmt.Fprintf(os.Stderr, "gatehouse-bench: %s:   %s took %s\n", db, stage, time.Since(last).Round(100*time.Millisecond))
+		last = time.Now()
+	}
+}
+
 // header is the table's first line: the day and the machine.
 func header() {
 	fmt.Printf("Gatehouse benchmark — %s, %d CPU, %s/%s, %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel())
@@ -293,6 +303,7 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 	f, p := cmp.durCells(hz50, func(b *baselineFigures) time.Duration { return percentile(b.Healthz, 50) })
 	t.vs(db, "healthz round trip p50 (baseline)", fmtDur(hz50), f, p, "—", "—")
 
+	lap := stopwatch(db)
 	commitBefore, _ := scrapeHistogram(hc, srv.MetricsURL, commitHistogram)
 	lat, park, err := gatehouseResolveLatency(hc, srv.URL, sid, iters, nil)
 	if err != nil {
@@ -326,7 +337,9 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 			}))
 		}
 		// Right after, on the same server and session: the same with notifications on.
+		lap("resolve → answer")
 		notifyLatency(t, db, hc, srv.URL, sid, iters, lat, park, cmp)
+		lap("notifications on and off")
 	}
 
 	hzRate, err1 := throughput(16, dur, func() error { return getOK(bgctx(), hc, srv.URL+"/healthz") })
@@ -352,6 +365,7 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 		}
 	}
 
+	lap("healthz and evaluate throughput")
 	got, p99, err := fanout(srv.URL, sid, subs)
 	if err != nil {
 		t.note(db, "fan-out: "+err.Error())
@@ -367,8 +381,10 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 	// before theirs (resolve rounds, a healthz throughput run) and nothing more: the
 	// fan-out's 2,000 streams leave heap free that parked requests would reuse,
 	// flattering the resident figure, and their teardown would still be running.
+	lap("fan-out")
 	srv.stop()
 	capacity(t, db, bin, url, cmp, iters, parked, dur)
+	lap("parked at once")
 }
 
 // startGatehouse starts a Gatehouse server on url for the bench, with its runtime
@@ -424,7 +440,7 @@ func capacity(t *table, db, bin, url string, cmp *comparison, iters, parked int,
 		t.note(db, "capacity warm-up: "+err.Error())
 		return
 	}
-	capRes, err := gatehouseCapacity(srv, pp, srv.URL, sid, parked)
+	capRes, err := gatehouseCapacity(db, srv, pp, srv.URL, sid, parked)
 	if err != nil {
 		t.note(db, "capacity: "+err.Error())
 	} else {

@@ -197,7 +197,7 @@ func clipText(s string, n int) string {
 
 // gatehouseCapacity parks n hooks at once, measures the server's memory per parked
 // request, then resolves them all (alternating accept/decline) and checks every answer.
-func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capacityResult, error) {
+func gatehouseCapacity(db string, p *proc, pp *pprofClient, base, sid string, n int) (capacityResult, error) {
 	hc := newHTTP(n + 64)
 	defer hc.CloseIdleConnections()
 	before, err := p.rssKiB()
@@ -209,6 +209,7 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 	results := make([]string, n)
 	var wg sync.WaitGroup
 	start := time.Now()
+	lap := stopwatch(db)
 	for i := range ids {
 		ids[i] = benchID()
 		wg.Add(1)
@@ -237,12 +238,14 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 		time.Sleep(200 * time.Millisecond) // polling a gauge, not synchronising a test
 	}
 	parkedIn := time.Since(start)
+	lap(fmt.Sprintf("parking %d", n))
 	after, err := p.rssKiB()
 	if err != nil {
 		return capacityResult{}, err
 	}
 	res := capacityResult{Parked: n, KiBPerParked: float64(after-before) / float64(n), ParkedIn: parkedIn}
 	res.Why = whyMemory(runtimeBefore, runtimeGauges(hc, p.MetricsURL), pp, n)
+	lap("memory and its profile")
 	// Resolve all.
 	var rw sync.WaitGroup
 	work := make(chan int)
@@ -260,6 +263,7 @@ func gatehouseCapacity(p *proc, pp *pprofClient, base, sid string, n int) (capac
 	}
 	close(work)
 	rw.Wait()
+	lap(fmt.Sprintf("%d verdicts", n))
 	answered := make(chan struct{})
 	go func() { wg.Wait(); close(answered) }()
 	select {
