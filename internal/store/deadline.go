@@ -21,6 +21,7 @@ type cancelKey struct{}
 // statementDeadlines registers the callbacks that give db's statements their deadline
 // of timeout, each cancelled once its statement has run.
 func statementDeadlines(db *gorm.DB, timeout time.Duration) error {
+	// before gives the statement its deadline, its cancel function kept with it.
 	before := func(db *gorm.DB) {
 		if _, ok := db.Statement.Context.Deadline(); ok {
 			return
@@ -34,17 +35,6 @@ func statementDeadlines(db *gorm.DB, timeout time.Duration) error {
 			cancel.(context.CancelFunc)()
 		}
 	}
-	// A row query's rows are read after its callbacks have run (Rows, Scan): its
-	// deadline must outlive them, so it is not cancelled here, as GORM would not —
-	// its timer ends it. Its cancel function stays with the statement.
-	rowDeadline := func(db *gorm.DB) {
-		if _, ok := db.Statement.Context.Deadline(); ok {
-			return
-		}
-		ctx, cancel := context.WithTimeout(db.Statement.Context, timeout)
-		db.Statement.Context = ctx
-		db.Statement.Settings.Store(cancelKey{}, cancel)
-	}
 	cb := db.Callback()
 	const name, done = "gatehouse:deadline", "gatehouse:deadline_end"
 	for _, err := range []error{
@@ -53,7 +43,10 @@ func statementDeadlines(db *gorm.DB, timeout time.Duration) error {
 		cb.Update().Before("*").Register(name, before), cb.Update().After("*").Register(done, after),
 		cb.Delete().Before("*").Register(name, before), cb.Delete().After("*").Register(done, after),
 		cb.Raw().Before("*").Register(name, before), cb.Raw().After("*").Register(done, after),
-		cb.Row().Before("*").Register(name, rowDeadline),
+		// A row query's rows are read after its callbacks have run (Rows, Scan): its
+		// deadline must outlive them, so it gets one but is not cancelled here, as
+		// GORM would not — its timer ends it.
+		cb.Row().Before("*").Register(name, before),
 	} {
 		if err != nil {
 			return err

@@ -21,14 +21,7 @@ func TestStatementDeadlinesEndWithTheStatement(t *testing.T) {
 			continue
 		}
 		ctx := context.Background()
-		st, err := store.Open(db.NewURL(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		if err := st.Migrate(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
+		st := openMigrated(t, db)
 		var mu sync.Mutex
 		var seen []context.Context
 		watch := func(db *gorm.DB) {

@@ -18,14 +18,7 @@ import (
 func TestForgettingJournaledRowsKeepsTheOthers(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		ctx := context.Background()
-		st, err := store.Open(db.NewURL(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		if err := st.Migrate(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
+		st := openMigrated(t, db)
 		now := time.Now().UTC()
 		journal := func(prefix string, n int) ([]string, []int64) {
 			rows := make([]*models.Elicitation, n)
@@ -86,4 +79,18 @@ func TestForgettingJournaledRowsKeepsTheOthers(t *testing.T) {
 			}
 		}
 	})
+}
+
+// openMigrated opens a fresh, migrated store on db, closed when the test ends.
+func openMigrated(t *testing.T, db testserver.DB) *store.Store {
+	t.Helper()
+	st, err := store.Open(db.NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
