@@ -21,7 +21,7 @@ func TestStatementDeadlinesEndWithTheStatement(t *testing.T) {
 			continue
 		}
 		ctx := context.Background()
-		st := openMigrated(t, db)
+		st := testserver.OpenStore(t, db.NewURL(t))
 		var mu sync.Mutex
 		var seen []context.Context
 		watch := func(db *gorm.DB) {

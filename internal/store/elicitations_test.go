@@ -19,7 +19,7 @@ import (
 func TestInsertsAtOnceEachGetTheirOwnOutcome(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		ctx := context.Background()
-		st := openMigrated(t, db)
+		st := testserver.OpenStore(t, db.NewURL(t))
 		now := time.Now().UTC()
 		agent := &models.Agent{ID: "agent_1", Name: "a", Config: []byte("{}"), CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
 		sess := &models.Session{ID: "sess_1", AgentID: agent.ID, Kind: models.KindDefault, RootID: "sess_1",

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 	"github.com/gatehouse-dev/gatehouse/models"
 )
@@ -18,7 +17,7 @@ import (
 func TestForgettingJournaledRowsKeepsTheOthers(t *testing.T) {
 	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
 		ctx := context.Background()
-		st := openMigrated(t, db)
+		st := testserver.OpenStore(t, db.NewURL(t))
 		now := time.Now().UTC()
 		journal := func(prefix string, n int) ([]string, []int64) {
 			rows := make([]*models.Elicitation, n)
@@ -79,18 +78,4 @@ func TestForgettingJournaledRowsKeepsTheOthers(t *testing.T) {
 			}
 		}
 	})
-}
-
-// openMigrated opens a fresh, migrated store on db, closed when the test ends.
-func openMigrated(t *testing.T, db testserver.DB) *store.Store {
-	t.Helper()
-	st, err := store.Open(db.NewURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
