@@ -363,6 +363,15 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 	}
 }
 
+// deliverRetryFor is how long deliver keeps trying to read a notification's events.
+// A read fails when the pool has no connection to give for a moment — the process out
+// of file descriptors, a pooled connection the database dropped — while the LISTEN
+// connection is fine. Giving up at once would drop every stream on the replica, and
+// they would all reconnect to a process that may be refusing connections; retrying
+// keeps them open and loses nothing, because later notifications wait in the LISTEN
+// connection. A database that stays away longer is a lost listener.
+const deliverRetryFor = listenIdlePing
+
 // deliver reads the logged events a notification names and fans them out locally.
 func (p *Postgres) deliver(ctx context.Context, payload string) error {
 	parts := strings.Split(payload, ",")
@@ -375,6 +384,14 @@ func (p *Postgres) deliver(ctx context.Context, payload string) error {
 		ids = append(ids, id)
 	}
 	rows, err := p.st.EventsByID(ctx, ids)
+	for wait, start := listenRetryMin, time.Now(); err != nil && time.Since(start) < deliverRetryFor; wait = min(wait*2, listenRetryMax) {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		rows, err = p.st.EventsByID(ctx, ids)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,78 @@
+package stream_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/auth"
+	"github.com/gatehouse-dev/gatehouse/internal/sessions"
+	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/internal/stream"
+	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
+	"github.com/gatehouse-dev/gatehouse/models"
+)
+
+// shortOfConnections is a Postgres store whose first reads of logged events fail, as
+// they do when the process is out of file descriptors and the pool cannot open a
+// connection: the LISTEN connection is fine meanwhile.
+type shortOfConnections struct {
+	*store.Store
+	failures atomic.Int32
+}
+
+func (s *shortOfConnections) EventsByID(ctx context.Context, ids []int64) ([]models.SessionEvent, error) {
+	if s.failures.Add(-1) >= 0 {
+		return nil, errors.New("dial tcp 127.0.0.1:5432: socket: too many open files")
+	}
+	return s.Store.EventsByID(ctx, ids)
+}
+
+// TestStreamsOutlastAMomentWithoutConnections: when reading a notification's events
+// fails for a moment, the listener tries again instead of reconnecting, so the
+// replica's streams stay open and get the event — they are not all dropped to
+// reconnect to a process that has no descriptor to give them.
+func TestStreamsOutlastAMomentWithoutConnections(t *testing.T) {
+	st := &shortOfConnections{Store: testserver.OpenStore(t, testserver.PostgresDB(t).NewURL(t))}
+	st.failures.Store(2)
+	ctx := context.Background()
+	svc := sessions.New(st.Store, &auth.Checker{Mode: auth.ModeNone, Grants: st.Store})
+	agent, err := svc.CreateAgent(ctx, auth.LocalUser, sessions.AgentInput{Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := svc.CreateSession(ctx, auth.LocalUser, sessions.SessionInput{AgentID: agent.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	bus := stream.NewPostgres(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); bus.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	<-bus.Ready()
+
+	sub := bus.Subscribe(sess.ID, 8)
+	defer sub.Cancel()
+	bus.Publish([]string{sess.ID}, []stream.Event{{Type: "note", Data: json.RawMessage(`{"n":1}`)}})
+	select {
+	case d, ok := <-sub.C:
+		if !ok {
+			t.Fatal("the stream was dropped when a read of the event log failed for a moment")
+		}
+		if d.Event.Type != "note" || d.Event.Seq == 0 {
+			t.Fatalf("delivered %+v, want the logged note", d.Event)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the event was never delivered")
+	}
+	if n := st.failures.Load(); n >= 0 {
+		t.Fatalf("%d failing reads left: the event was not read through the failures", n+1)
+	}
+}
