@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/app"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/logsink"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 )
 
@@ -78,7 +79,10 @@ func migrate(ctx context.Context, cfg *config.Config, stderr io.Writer) int {
 
 // serve runs the server until ctx ends, then shuts it down gracefully.
 func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) int {
-	log := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	// Requests log without waiting for the write; every line is out before serve returns.
+	sink := logsink.New(stderr)
+	defer sink.Close()
+	log := newLogger(cfg.LogFormat, cfg.LogLevel, sink)
 	slog.SetDefault(log)
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
