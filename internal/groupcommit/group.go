@@ -90,3 +90,11 @@ func (g *Group[T]) take() []*entry[T] {
 	}
 	return batch
 }
+
+// Queued is how many callers wait for a group to take them (not counting the group
+// running): how a test knows its callers have all arrived.
+func (g *Group[T]) Queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}

@@ -70,6 +70,9 @@ type Store struct {
 	// inserts gathers prompts stored at once into one INSERT (Postgres; nil on SQLite,
 	// whose single writer commits without a network round trip).
 	inserts *groupcommit.Group[*insertion]
+	// decisions gathers verdicts given at once into one transaction (Postgres; nil on
+	// SQLite).
+	decisions *groupcommit.Group[*decision]
 }
 
 // ErrNotFound is returned when a row does not exist. It is the domain's sentinel, so
@@ -153,6 +156,7 @@ func OpenWith(url string, o Options) (*Store, error) {
 		s := &Store{db: db, wdb: db, jdb: jdb, dialect: Postgres, url: url, timeout: timeout, sessions: newSessionCache(sessionCacheSize),
 			rules: newRuleCache(false)}
 		s.inserts = &groupcommit.Group[*insertion]{Run: s.insertGroup, Max: maxGroupInserts}
+		s.decisions = &groupcommit.Group[*decision]{Run: s.decideGroup, Max: maxGroupDecisions}
 		return s, nil
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite://PATH or postgres://…", url)
