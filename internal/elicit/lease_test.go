@@ -19,38 +19,40 @@ import (
 // would be told "no verdict"); it renews the lease instead. Once the waiter is gone,
 // the lapsed prompt is abandoned as before.
 func TestSweepNeverAbandonsAPromptWaitedOnHere(t *testing.T) {
-	ctx := context.Background()
-	st := testserver.OpenStore(t, "")
-	sess := newSession(t, st, "")
-	clock := &offsetClock{}
-	core := elicit.New(st, stream.NewLocal(), elicit.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Clock: clock, Grace: time.Minute})
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		ctx := context.Background()
+		st := testserver.OpenStore(t, db.NewURL(t))
+		sess := newSession(t, st, "")
+		clock := &offsetClock{}
+		core := elicit.New(st, stream.NewLocal(), elicit.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Clock: clock, Grace: time.Minute})
 
-	w, err := core.Attach(ctx, elicit.Prompt{Session: sess, Origin: models.OriginClaudePermission,
-		Params: map[string]any{"message": "m"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := w.ID()
-	clock.skip(time.Hour) // every renewal missed: the stored lease lapsed long ago
+		w, err := core.Attach(ctx, elicit.Prompt{Session: sess, Origin: models.OriginClaudePermission,
+			Params: map[string]any{"message": "m"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := w.ID()
+		clock.skip(time.Hour) // every renewal missed: the stored lease lapsed long ago
 
-	if n, err := core.AbandonLapsed(ctx); err != nil || n != 0 {
-		t.Fatalf("abandoned %d (%v) prompts with a live waiter here, want 0", n, err)
-	}
-	row, err := st.GetElicitation(ctx, id)
-	if err != nil || !row.IsPending() {
-		t.Fatalf("waited-on prompt = %+v, %v; want pending", row, err)
-	}
-	if row.LeaseUntil == nil || !row.LeaseUntil.After(clock.Now()) {
-		t.Fatalf("lease = %v, want renewed past %v", row.LeaseUntil, clock.Now())
-	}
+		if n, err := core.AbandonLapsed(ctx); err != nil || n != 0 {
+			t.Fatalf("abandoned %d (%v) prompts with a live waiter here, want 0", n, err)
+		}
+		row, err := st.GetElicitation(ctx, id)
+		if err != nil || !row.IsPending() {
+			t.Fatalf("waited-on prompt = %+v, %v; want pending", row, err)
+		}
+		if row.LeaseUntil == nil || !row.LeaseUntil.After(clock.Now()) {
+			t.Fatalf("lease = %v, want renewed past %v", row.LeaseUntil, clock.Now())
+		}
 
-	w.Close() // the agent hung up
-	clock.skip(time.Hour)
-	if n, err := core.AbandonLapsed(ctx); err != nil || n != 1 {
-		t.Fatalf("abandoned %d (%v) after the waiter left, want 1", n, err)
-	}
-	if row, _ := st.GetElicitation(ctx, id); row.Status != models.StatusAbandoned {
-		t.Fatalf("prompt after its waiter left = %s, want abandoned", row.Status)
-	}
+		w.Close() // the agent hung up
+		clock.skip(time.Hour)
+		if n, err := core.AbandonLapsed(ctx); err != nil || n != 1 {
+			t.Fatalf("abandoned %d (%v) after the waiter left, want 1", n, err)
+		}
+		if row, _ := st.GetElicitation(ctx, id); row.Status != models.StatusAbandoned {
+			t.Fatalf("prompt after its waiter left = %s, want abandoned", row.Status)
+		}
+	})
 }

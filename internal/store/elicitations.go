@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
@@ -90,6 +91,25 @@ var pgLiveLink = pgLinkV2("d", audit.KindLive, "audit_head.hash")
 // short transaction does the same in Go. A rule's decision (models.ViaRule) also
 // counts the rule's fire in the same commit.
 func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d models.Decision) (*models.Elicitation, error) {
+	query, args := s.decideStatement(id, sessionID, d)
+	if s.dialect == SQLite {
+		return s.decideAndChainSQLite(ctx, query, args, firedRule(d))
+	}
+	dc := &decision{ctx: ctx, id: id, query: query, args: args}
+	s.decisions.Do(dc)
+	return dc.row, dc.err
+}
+
+// decideStatement is DecideElicitation's statement: on SQLite the deciding UPDATE,
+// on Postgres that UPDATE with the chain's append, the rule's fire and the NOTIFY.
+//
+// The prompt is found by its primary key alone: the other conditions are wrapped in
+// IS TRUE, which no index can serve. Right after a burst of prompts in one session,
+// before Postgres' statistics have caught up, the planner otherwise took the
+// session's (session_id, status) index and filtered every pending prompt of the
+// session for each verdict — 80 ms a verdict with 5,000 pending, all of it holding
+// the chain's head lock that every other verdict waits for.
+func (s *Store) decideStatement(id, sessionID string, d models.Decision) (string, []any) {
 	// Both databases keep microseconds; the hash covers exactly what is stored.
 	d.At = d.At.UTC().Truncate(time.Microsecond)
 	var action *string
@@ -109,21 +129,22 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d m
 		set += `, rule_id = ?`
 		args = append(args, d.RuleID)
 	}
-	query := `UPDATE elicitations SET ` + set + ` WHERE id = ? AND session_id = ? AND status = ?`
+	cond := `session_id = ? AND status = ?`
 	args = append(args, id, sessionID, models.StatusPending)
 	if d.OnlyIfLeaseAsSeen {
-		query += ` AND lease_until = ?`
+		cond += ` AND lease_until = ?`
 		args = append(args, d.SeenLease)
 	}
+	query := `UPDATE elicitations SET ` + set + ` WHERE id = ? AND (` + cond + `) IS TRUE`
 	if s.dialect == SQLite {
-		return s.decideAndChainSQLite(ctx, query+` RETURNING `+elicitationColumns, args, firedRule(d))
+		return query + ` RETURNING ` + elicitationColumns, args
 	}
 	query += ` RETURNING *`
 	// The note that wakes waiters on other replicas goes out with the commit itself:
 	// no window in which the decision is stored but nobody is told. The chain row's
 	// hash is computed here from the decided row as stored (d), so it covers exactly
 	// what a verifier reads back.
-	query = `WITH d AS (` + query + `),
+	return `WITH d AS (` + query + `),
 		h AS (UPDATE audit_head SET seq = audit_head.seq + 1, prev_hash = audit_head.hash,
 				hash = ` + pgLiveLink + `
 			FROM d WHERE audit_head.id = 1
@@ -131,10 +152,7 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d m
 		c AS (INSERT INTO audit_chain (seq, elicitation_id, prev_hash, hash, version, backfilled)
 			SELECT h.seq, d.id, h.prev_hash, h.hash, ` + strconv.Itoa(audit.Current) + `, FALSE FROM d CROSS JOIN h)` + firedRulePG(d) + `
 		SELECT d.* FROM d
-			CROSS JOIN LATERAL (SELECT pg_notify('` + stream.DecidedChannel + `', d.id)) AS notified`
-	dc := &decision{ctx: ctx, id: id, query: query, args: args}
-	s.decisions.Do(dc)
-	return dc.row, dc.err
+			CROSS JOIN LATERAL (SELECT pg_notify('` + stream.DecidedChannel + `', d.id)) AS notified`, args
 }
 
 // decision is one DecideElicitation waiting for its group (Postgres).
@@ -306,7 +324,7 @@ func (s *Store) CountPending(ctx context.Context) (int64, error) {
 // callers gets true.
 func (s *Store) ConsumeApproval(ctx context.Context, id, sessionID string, at time.Time) (bool, error) {
 	res := s.w(ctx).Model(&models.Elicitation{}).
-		Where("id = ? AND session_id = ? AND status = ? AND action = ? AND consumed_at IS NULL",
+		Where("id = ? AND (session_id = ? AND status = ? AND action = ? AND consumed_at IS NULL) IS TRUE", // by id alone (decideStatement)
 			id, sessionID, models.StatusResolved, "accept").
 		Update("consumed_at", at)
 	return res.RowsAffected == 1, res.Error
@@ -315,10 +333,19 @@ func (s *Store) ConsumeApproval(ctx context.Context, id, sessionID string, at ti
 // RenewLeases moves the lease of the pending prompts ids to until (see
 // models.Elicitation.LeaseUntil). until should have microsecond precision (what
 // Postgres stores), so that it compares equal when read back.
+//
+// On Postgres the prompts are locked in id order first, as every statement locking
+// several prompts does (a group of verdicts, claimStages): one UPDATE over many ids
+// locks them in whatever order its plan reads them, and deadlocked with a group of
+// verdicts or of logged events — each broken by Postgres only after a second.
 func (s *Store) RenewLeases(ctx context.Context, ids []string, until time.Time) error {
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
-		err := s.w(ctx).Model(&models.Elicitation{}).Where("id IN ? AND status = ?", ids[:n], models.StatusPending).
+		which := s.w(ctx).Model(&models.Elicitation{}).Select("id").Where("id IN ? AND (status = ?) IS TRUE", ids[:n], models.StatusPending) // by id alone (decideStatement)
+		if s.dialect == Postgres {
+			which = which.Order("id").Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
+		}
+		err := s.w(ctx).Model(&models.Elicitation{}).Where("id IN (?)", which).
 			Update("lease_until", until).Error
 		if err != nil {
 			return err

@@ -1,7 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -92,28 +95,37 @@ func appendEvents(tx statements, evs []models.LoggedEvent) ([]models.SessionEven
 // claimStages moves each prompt named by a staged event to that stage, once per
 // (prompt, stage), and reports which events to skip: those whose prompt already was
 // that far. The row lock this takes orders two replicas logging the same step.
+//
+// The prompts are claimed in id order, the order every statement locking several
+// prompts takes them in (RenewLeases, a group of verdicts): two transactions never
+// wait on each other in a cycle, which Postgres would break only after a second.
 func claimStages(tx statements, evs []models.LoggedEvent) ([]bool, error) {
-	skip := make([]bool, len(evs))
 	type step struct {
 		id    string
 		stage int
 	}
+	var steps []step
+	for _, ev := range evs {
+		if ev.Stage != 0 && ev.ElicitationID != "" {
+			steps = append(steps, step{ev.ElicitationID, ev.Stage})
+		}
+	}
+	slices.SortFunc(steps, func(a, b step) int {
+		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.stage, b.stage))
+	})
 	claimed := map[step]bool{}
+	for _, k := range slices.Compact(steps) {
+		n, err := tx.exec("UPDATE elicitations SET logged = ? WHERE id = ? AND logged < ?", k.stage, k.id, k.stage)
+		if err != nil {
+			return nil, err
+		}
+		claimed[k] = n == 1
+	}
+	skip := make([]bool, len(evs))
 	for i, ev := range evs {
-		if ev.Stage == 0 || ev.ElicitationID == "" {
-			continue
+		if ev.Stage != 0 && ev.ElicitationID != "" {
+			skip[i] = !claimed[step{ev.ElicitationID, ev.Stage}]
 		}
-		k := step{ev.ElicitationID, ev.Stage}
-		won, seen := claimed[k]
-		if !seen {
-			n, err := tx.exec("UPDATE elicitations SET logged = ? WHERE id = ? AND logged < ?", ev.Stage, ev.ElicitationID, ev.Stage)
-			if err != nil {
-				return nil, err
-			}
-			won = n == 1
-			claimed[k] = won
-		}
-		skip[i] = !won
 	}
 	return skip, nil
 }
