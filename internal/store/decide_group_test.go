@@ -21,15 +21,7 @@ func TestVerdictsAtOnceShareOneCommit(t *testing.T) {
 	ctx := context.Background()
 	st := testserver.OpenStore(t, testserver.PostgresDB(t).NewURL(t))
 	now := time.Now().UTC()
-	agent := &models.Agent{ID: "agent_1", Name: "a", Config: []byte("{}"), CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
-	sess := &models.Session{ID: "sess_1", AgentID: agent.ID, Kind: models.KindDefault, RootID: "sess_1",
-		Path: "/sess_1/", CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
-	if err := st.CreateAgent(ctx, agent); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateSession(ctx, sess, nil); err != nil {
-		t.Fatal(err)
-	}
+	sess := newSession(t, st)
 	const n = 11 // the first verdict, then ten given while it commits
 	ids := make([]string, n)
 	for i := range ids {

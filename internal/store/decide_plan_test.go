@@ -18,6 +18,7 @@ import (
 func TestAVerdictFindsItsPromptByID(t *testing.T) {
 	ctx := context.Background()
 	st := testserver.OpenStore(t, testserver.PostgresDB(t).NewURL(t))
+	sess := newSession(t, st)
 	db, err := st.SQL()
 	if err != nil {
 		t.Fatal(err)
@@ -26,11 +27,8 @@ func TestAVerdictFindsItsPromptByID(t *testing.T) {
 		// The statistics stay as they were before the burst, as they do until
 		// autovacuum comes round.
 		`ALTER TABLE elicitations SET (autovacuum_enabled = false)`,
-		`INSERT INTO agents (id, name, config, created_by, created_at, updated_at) VALUES ('a', 'a', '{}', 'u', now(), now())`,
-		`INSERT INTO sessions (id, agent_id, kind, root_id, path, created_by, created_at, updated_at)
-			VALUES ('s', 'a', 'default', 's', '/s/', 'u', now(), now())`,
 		`INSERT INTO elicitations (id, session_id, origin, params, status, created_at, expires_at)
-			SELECT 'elicit_' || i, 's', 'claude_permission', '{}', 'pending', now(), now() + interval '1 hour'
+			SELECT 'elicit_' || i, '` + sess.ID + `', 'claude_permission', '{}', 'pending', now(), now() + interval '1 hour'
 			FROM generate_series(1, 5000) AS i`,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
@@ -41,7 +39,7 @@ func TestAVerdictFindsItsPromptByID(t *testing.T) {
 		{Status: models.StatusResolved, Action: "accept", By: "alice", Via: models.ViaAPI, At: time.Now()},
 		{Status: models.StatusAbandoned, By: "gatehouse", Via: models.ViaGrace, At: time.Now(), OnlyIfLeaseAsSeen: true, SeenLease: time.Now()},
 	} {
-		query, args := store.DecideStatement(st, "elicit_2500", "s", d)
+		query, args := store.DecideStatement(st, "elicit_2500", sess.ID, d)
 		var plan []string
 		if err := store.GormOf(st).Raw("EXPLAIN "+query, args...).Scan(&plan).Error; err != nil {
 			t.Fatal(err)

@@ -21,15 +21,7 @@ func TestInsertsAtOnceEachGetTheirOwnOutcome(t *testing.T) {
 		ctx := context.Background()
 		st := testserver.OpenStore(t, db.NewURL(t))
 		now := time.Now().UTC()
-		agent := &models.Agent{ID: "agent_1", Name: "a", Config: []byte("{}"), CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
-		sess := &models.Session{ID: "sess_1", AgentID: agent.ID, Kind: models.KindDefault, RootID: "sess_1",
-			Path: "/sess_1/", CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
-		if err := st.CreateAgent(ctx, agent); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.CreateSession(ctx, sess, nil); err != nil {
-			t.Fatal(err)
-		}
+		sess := newSession(t, st)
 		row := func(id string) *models.Elicitation {
 			return &models.Elicitation{ID: id, SessionID: sess.ID, Origin: "test", Params: []byte(`{}`),
 				Status: models.StatusPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}

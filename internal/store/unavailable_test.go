@@ -29,15 +29,7 @@ func openOnCluster(t *testing.T, timeout time.Duration) (*testserver.Cluster, st
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	agent := &models.Agent{ID: "agent_1", Name: "a", Config: []byte("{}"), CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
-	if err := st.CreateAgent(ctx, agent); err != nil {
-		t.Fatal(err)
-	}
-	sess := &models.Session{ID: "sess_1", AgentID: agent.ID, Kind: models.KindDefault, RootID: "sess_1",
-		Path: "/sess_1/", CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
-	if err := st.CreateSession(ctx, sess, nil); err != nil {
-		t.Fatal(err)
-	}
+	sess := newSession(t, st)
 	e := &models.Elicitation{ID: "elicit_1", SessionID: sess.ID, Origin: "claude", Params: []byte("{}"),
 		Status: models.StatusPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
 	if err := st.InsertElicitation(ctx, e); err != nil {
