@@ -21,7 +21,7 @@ func TestVerdictsAtOnceShareOneCommit(t *testing.T) {
 	ctx := context.Background()
 	st := testserver.OpenStore(t, testserver.PostgresDB(t).NewURL(t))
 	now := time.Now().UTC()
-	sess := newSession(t, st)
+	sess := testserver.NewSession(t, st)
 	const n = 11 // the first verdict, then ten given while it commits
 	ids := make([]string, n)
 	for i := range ids {

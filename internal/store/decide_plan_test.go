@@ -18,7 +18,7 @@ import (
 func TestAVerdictFindsItsPromptByID(t *testing.T) {
 	ctx := context.Background()
 	st := testserver.OpenStore(t, testserver.PostgresDB(t).NewURL(t))
-	sess := newSession(t, st)
+	sess := testserver.NewSession(t, st)
 	db, err := st.SQL()
 	if err != nil {
 		t.Fatal(err)

@@ -193,13 +193,9 @@ func (s *Store) decideGroup(g []*decision) {
 				return err
 			}
 			for _, dc := range g {
-				var rows []models.Elicitation
-				if err := tx.Raw(dc.query, dc.args...).Scan(&rows).Error; err != nil {
+				var err error
+				if dc.row, err = decideOn(tx, dc.query, dc.args); err != nil {
 					return err
-				}
-				dc.row = nil
-				if len(rows) > 0 {
-					dc.row = &rows[0]
 				}
 			}
 			return nil
@@ -209,14 +205,16 @@ func (s *Store) decideGroup(g []*decision) {
 		}
 	}
 	for _, dc := range g {
-		dc.row, dc.err = s.decideOne(dc.ctx, dc.query, dc.args)
+		// Each in a commit of its own.
+		dc.row, dc.err = decideOn(s.w(dc.ctx), dc.query, dc.args)
 	}
 }
 
-// decideOne runs one verdict's statement in a commit of its own.
-func (s *Store) decideOne(ctx context.Context, query string, args []any) (*models.Elicitation, error) {
+// decideOn runs one verdict's statement on db and returns the row it decided (nil:
+// the verdict did not win).
+func decideOn(db *gorm.DB, query string, args []any) (*models.Elicitation, error) {
 	var rows []models.Elicitation
-	err := s.w(ctx).Raw(query, args...).Scan(&rows).Error
+	err := db.Raw(query, args...).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}

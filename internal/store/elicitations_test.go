@@ -21,7 +21,7 @@ func TestInsertsAtOnceEachGetTheirOwnOutcome(t *testing.T) {
 		ctx := context.Background()
 		st := testserver.OpenStore(t, db.NewURL(t))
 		now := time.Now().UTC()
-		sess := newSession(t, st)
+		sess := testserver.NewSession(t, st)
 		row := func(id string) *models.Elicitation {
 			return &models.Elicitation{ID: id, SessionID: sess.ID, Origin: "test", Params: []byte(`{}`),
 				Status: models.StatusPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}

@@ -29,7 +29,7 @@ func openOnCluster(t *testing.T, timeout time.Duration) (*testserver.Cluster, st
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	sess := newSession(t, st)
+	sess := testserver.NewSession(t, st)
 	e := &models.Elicitation{ID: "elicit_1", SessionID: sess.ID, Origin: "claude", Params: []byte("{}"),
 		Status: models.StatusPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
 	if err := st.InsertElicitation(ctx, e); err != nil {

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/auth"
-	"github.com/gatehouse-dev/gatehouse/internal/sessions"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 	"github.com/gatehouse-dev/gatehouse/internal/stream"
 	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
@@ -41,15 +39,7 @@ func TestStreamsOutlastAMomentWithoutConnections(t *testing.T) {
 	st := &shortOfConnections{Store: testserver.OpenStore(t, testserver.PostgresDB(t).NewURL(t))}
 	st.failures.Store(2)
 	ctx := context.Background()
-	svc := sessions.New(st.Store, &auth.Checker{Mode: auth.ModeNone, Grants: st.Store})
-	agent, err := svc.CreateAgent(ctx, auth.LocalUser, sessions.AgentInput{Name: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := svc.CreateSession(ctx, auth.LocalUser, sessions.SessionInput{AgentID: agent.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sess := testserver.NewSession(t, st.Store)
 
 	bus := stream.NewPostgres(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	runCtx, stop := context.WithCancel(ctx)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/store"
+	"github.com/gatehouse-dev/gatehouse/models"
 )
 
 // OpenStore opens and migrates a store at url (a fresh SQLite file when url is ""),
@@ -24,4 +26,22 @@ func OpenStore(t testing.TB, url string) *store.Store {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// NewSession stores an agent and a top-level session of it, sess_1, straight in st:
+// for tests of what hangs off a session below the HTTP layer.
+func NewSession(t testing.TB, st *store.Store) *models.Session {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	agent := &models.Agent{ID: "agent_1", Name: "a", Config: []byte("{}"), CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
+	if err := st.CreateAgent(ctx, agent); err != nil {
+		t.Fatal(err)
+	}
+	sess := &models.Session{ID: "sess_1", AgentID: agent.ID, Kind: models.KindDefault, RootID: "sess_1",
+		Path: "/sess_1/", CreatedBy: "u", CreatedAt: now, UpdatedAt: now}
+	if err := st.CreateSession(ctx, sess, nil); err != nil {
+		t.Fatal(err)
+	}
+	return sess
 }
