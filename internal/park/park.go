@@ -138,6 +138,7 @@ type Service struct {
 	risk   *risk.Table    // nil: the built-in risk table
 	esc    Escalation
 	slots  chan struct{}
+	work   *workers // where work in a slot runs (inSlot)
 	// queued counts requests waiting for a slot (Queued).
 	queued atomic.Int64
 }
@@ -151,7 +152,7 @@ const DefaultSlots = 64
 
 // New returns a Service that lets slots requests prepare at once.
 func New(el *elicit.Service, rs *rules.Service, slots int, opts ...Option) *Service {
-	s := &Service{elicit: el, rules: rs, slots: make(chan struct{}, slots)}
+	s := &Service{elicit: el, rules: rs, slots: make(chan struct{}, slots), work: newWorkers()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -208,16 +209,16 @@ func (s *Service) Park(ctx context.Context, prepare Prepare) (p Parked, err erro
 }
 
 // inSlot runs work — prepare, the rules and attaching the prompt — in the slot the
-// caller took, on a short-lived goroutine, which gives the slot back (before the caller
-// hears back, so a caller that goes on at once finds it free); the caller's goroutine —
-// which then waits — keeps the small stack it has (see elicit.Waiter).
+// caller took, on one of the slots' workers, which gives the slot back (before the
+// caller hears back, so a caller that goes on at once finds it free); the caller's
+// goroutine — which then waits — keeps the small stack it has (see elicit.Waiter).
 func (s *Service) inSlot(work func() error) error {
 	ch := make(chan error, 1)
-	go func() {
+	s.work.run(func() {
 		err := safely(work)
 		<-s.slots
 		ch <- err
-	}()
+	})
 	return <-ch
 }
 
