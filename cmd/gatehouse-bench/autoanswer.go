@@ -34,10 +34,11 @@ type autoFigures struct {
 }
 
 // autoBaselines are the floor's and the peer's figures; PeerEval is nil when the peer
-// did not run (or failed).
+// did not run (or failed). PassRunner is the floor's runner called through the bare
+// pass-through (runPassThrough): one HTTP hop that does nothing else.
 type autoBaselines struct {
-	FloorHook, FloorEval, FloorRunner autoFigures
-	PeerEval                          *autoFigures
+	FloorHook, FloorEval, FloorRunner, PassRunner autoFigures
+	PeerEval                                      *autoFigures
 }
 
 // call sends one auto-answered request on hc and checks its answer.
@@ -107,10 +108,11 @@ func rateOf(c call, d time.Duration) (float64, error) {
 	return throughput(autoConns, d, func() error { return c(hc) })
 }
 
-// measureAutoBaselines measures the floor's three auto-answered requests and the
-// peer's evaluate (peerURL "": none): latency samples interleaved (one of each server
-// and kind in turn, n each), then each one's throughput.
-func measureAutoBaselines(floorURL, peerURL string, n int, d time.Duration) (autoBaselines, error) {
+// measureAutoBaselines measures the floor's three auto-answered requests, its runner
+// through the bare pass-through at passURL, and the peer's evaluate (peerURL "":
+// none): latency samples interleaved (one of each server and kind in turn, n each),
+// then each one's throughput.
+func measureAutoBaselines(floorURL, passURL, peerURL string, n int, d time.Duration) (autoBaselines, error) {
 	var ab autoBaselines
 	type kind struct {
 		c   call
@@ -120,6 +122,7 @@ func measureAutoBaselines(floorURL, peerURL string, n int, d time.Duration) (aut
 		{postCheck(floorURL+"/hook", hookBody(""), nil, `"behavior":"allow"`), &ab.FloorHook},
 		{postCheck(floorURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW"), &ab.FloorEval},
 		{postCheck(floorURL+"/v1/sessions/bench/mcp/execute", runnerCall(), nil, `"ran `+benchTool+`"`), &ab.FloorRunner},
+		{postCheck(passURL+"/v1/sessions/bench/mcp/execute", runnerCall(), nil, `"ran `+benchTool+`"`), &ab.PassRunner},
 	}
 	if peerURL != "" {
 		ab.PeerEval = &autoFigures{}
@@ -174,8 +177,9 @@ type autoKind struct {
 	peer         *autoFigures // nil: no peer figure
 	peerHasIt    bool         // the peer has an equivalent (it may still not have run)
 	lim50, lim99 limit
-	// why, when set, adds to a miss's note (the rule-answered hook: its commit).
-	why func() string
+	// why, when set, adds to a miss's note what else explains it, given Gatehouse's
+	// figures (the rule-answered hook: its commit; the MCP pass-through: a bare one).
+	why func(g autoFigures) string
 }
 
 // autoResult is what measuring one kind on Gatehouse showed.
@@ -233,6 +237,25 @@ func measureAuto(t *table, db string, k autoKind, n int, d time.Duration) (autoR
 	return r, nil
 }
 
+// passNote sets Gatehouse's MCP pass-through figures (g) beside the bare pass-through's:
+// how much of the gap to the floor one HTTP hop that does nothing already takes.
+func passNote(ab *autoBaselines, g autoFigures) string {
+	pass, floor := ab.PassRunner, ab.FloorRunner
+	if len(pass.Lat) == 0 || pass.Rate == 0 {
+		return ""
+	}
+	p50, f50 := percentile(pass.Lat, 50), percentile(floor.Lat, 50)
+	gap := percentile(g.Lat, 50) - p50
+	side := "over"
+	if gap < 0 {
+		gap, side = -gap, "under"
+	}
+	return fmt.Sprintf("a bare pass-through to the same runner (net/http server and client, nothing else) took p50 %s (floor + %s), p99 %s, "+
+		"and answered %.0f/s (%.2f× the floor) in this run; Gatehouse's p50 was %s %s it, its throughput %.2f× it",
+		fmtDur(p50), fmtDur(p50-f50), fmtDur(percentile(pass.Lat, 99)), pass.Rate, pass.Rate/floor.Rate,
+		fmtDur(gap), side, g.Rate/pass.Rate)
+}
+
 // whyAuto explains a missed auto-answered target: the server's CPU per request and
 // where it went, profiled at one connection (latency) and at autoConns (throughput),
 // each over a run of its own.
@@ -266,7 +289,7 @@ func whyAuto(pp *pprofClient, k autoKind, r autoResult) string {
 		parts = append(parts, profiled(autoConns, time.Second))
 	}
 	if k.why != nil {
-		if w := k.why(); w != "" {
+		if w := k.why(r.figs); w != "" {
 			parts = append(parts, w)
 		}
 	}

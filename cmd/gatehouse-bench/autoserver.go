@@ -56,7 +56,8 @@ func runAutoAnswered(t *table, db, bin, url, runnerURL string, ab *autoBaselines
 			gatehouse: postCheck(session+"/mcp", map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
 				"params": map[string]any{"name": benchTool, "arguments": map[string]any{"text": "hi"}}},
 				map[string]string{"Mcp-Session-Id": mcpSession, "MCP-Protocol-Version": mcpVersion, "Accept": "application/json, text/event-stream"},
-				`"ran `+benchTool+`"`)},
+				`"ran `+benchTool+`"`),
+			why: func(g autoFigures) string { return passNote(ab, g) }},
 		{name: "hook answered by an allow rule", floor: ab.FloorHook, peer: ab.PeerEval, peerHasIt: true,
 			lim50: timesFloor(2), lim99: timesFloor(3),
 			gatehouse: func(hc *http.Client) error {
@@ -66,7 +67,7 @@ func runAutoAnswered(t *table, db, bin, url, runnerURL string, ab *autoBaselines
 				}
 				return err
 			},
-			why: func() string {
+			why: func(autoFigures) string {
 				after, err := scrapeHistogram(hc, srv.MetricsURL, commitHistogram)
 				c50, ok50 := after.quantileSince(commitBefore, 0.50)
 				c99, ok99 := after.quantileSince(commitBefore, 0.99)

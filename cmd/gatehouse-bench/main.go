@@ -26,8 +26,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "reference" {
 		fs := flag.NewFlagSet("reference", flag.ExitOnError)
 		addr := fs.String("addr", "127.0.0.1:0", "listen address")
+		passTo := fs.String("pass-to", "", "serve a bare pass-through to this URL instead")
 		fs.Parse(os.Args[2:])
-		if err := runReference(*addr); err != nil {
+		run := func() error { return runReference(*addr) }
+		if *passTo != "" {
+			run = func() error { return runPassThrough(*addr, *passTo) }
+		}
+		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -110,7 +115,12 @@ func main() {
 	var auto autoBaselines
 	var autoErr error
 	if !*parkedOnly {
-		auto, autoErr = measureAutoBaselines(ref.URL, peerURL, *iters, *dur)
+		pass, err := startProc(self, []string{"reference", "-pass-to", ref.URL}, nil)
+		if err != nil {
+			fail(err)
+		}
+		auto, autoErr = measureAutoBaselines(ref.URL, pass.URL, peerURL, *iters, *dur)
+		pass.stop()
 	}
 	if peer != nil {
 		peer.stop()
@@ -145,7 +155,8 @@ func main() {
 	if !*parkedOnly {
 		t.note("auto-answered baselines", fmt.Sprintf("answered at once, with no person: the floor's /hook (a Claude Code PermissionRequest decided by an in-memory "+
 			"allow rule), /evaluate and its runner endpoint (an MCP tools/call's floor is the runner called directly), and the peer's /evaluate (the seed's "+
-			"in-memory policy answer: its equivalent of both the hook and the evaluation; it has no MCP proxy); %d samples each on one connection, interleaved, "+
+			"in-memory policy answer: its equivalent of both the hook and the evaluation; it has no MCP proxy), and the runner called through a bare "+
+			"pass-through (this tool's: net/http server and client, nothing else, a process of its own); %d samples each on one connection, interleaved, "+
 			"after %d untimed, then throughput at %d connections for %s each. Gatehouse is measured the same way, on a server and database of its own "+
 			"whose runner is the floor's.", *iters, autoWarmup, autoConns, *dur))
 	}
