@@ -32,6 +32,13 @@ const maxBehind = 512
 // much later.
 const gatherFor = 200 * time.Millisecond
 
+// DefaultMaxBacklog bounds the answers journaled here and not yet stored (see
+// Options.MaxBacklog). Past it, a rule's answer waits for the storing goroutine to
+// catch up, so the backlog — what it holds in memory, what a read's Settle waits for —
+// stays bounded when answers come faster than they can be stored, and the answers'
+// rate is the rate at which they are stored.
+const DefaultMaxBacklog = 8 * maxBehind
+
 // backlog is the queue of answers journaled here whose prompts are not yet stored.
 type backlog struct {
 	mu      sync.Mutex
@@ -43,6 +50,9 @@ type backlog struct {
 	changed      chan struct{}
 	// hurry cuts the gathering short: someone waits for what is queued.
 	hurry chan struct{}
+	// max bounds the queue (Options.MaxBacklog); held counts the answers waiting for
+	// room in it.
+	max, held int
 }
 
 // rush tells the storing goroutine not to wait for more answers to gather.
@@ -54,21 +64,59 @@ func (b *backlog) rush() {
 }
 
 // storeBehind queues q — journaled and about to be answered — to be stored, starting
-// the goroutine that stores the queue unless one is running.
-func (s *Service) storeBehind(q *queuedRow) {
+// the goroutine that stores the queue unless one is running. When the backlog is full
+// (Options.MaxBacklog) it waits for it to shrink, or for ctx to end or the server to stop: the
+// answer is journaled either way, and is stored in its turn.
+func (s *Service) storeBehind(ctx context.Context, q *queuedRow) {
 	b := &s.behind
 	b.mu.Lock()
 	b.queue = append(b.queue, q)
 	b.queued++
 	start := !b.running
 	b.running = true
+	over, full := len(b.queue) > b.max, len(b.queue) >= maxBehind
 	b.mu.Unlock()
-	if q.storedCh != nil {
-		b.rush()
+	if q.storedCh != nil || over || full {
+		b.rush() // someone waits, or a whole batch does: no reason to gather more
 	}
 	if start {
 		go s.storeQueue()
 	}
+	if over {
+		s.waitForRoom(ctx)
+	}
+}
+
+// waitForRoom waits until the backlog is within its bound again, ctx ends or the
+// server stops.
+func (s *Service) waitForRoom(ctx context.Context) {
+	b := &s.behind
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held++
+	defer func() { b.held-- }()
+	for len(b.queue) > b.max {
+		ch := b.changedCh()
+		b.mu.Unlock()
+		select {
+		case <-ch:
+			b.mu.Lock()
+		case <-ctx.Done():
+			b.mu.Lock()
+			return
+		case <-s.shutdown:
+			b.mu.Lock()
+			return
+		}
+	}
+}
+
+// changedCh is the channel closed when done next moves. b.mu is held.
+func (b *backlog) changedCh() chan struct{} {
+	if b.changed == nil {
+		b.changed = make(chan struct{})
+	}
+	return b.changed
 }
 
 // storeQueue stores the queue, a batch per commit, until it is empty. Answers given
@@ -76,13 +124,18 @@ func (s *Service) storeBehind(q *queuedRow) {
 func (s *Service) storeQueue() {
 	b := &s.behind
 	for {
-		gather := time.NewTimer(gatherFor)
-		select {
-		case <-gather.C:
-		case <-b.hurry:
-			gather.Stop()
-		case <-s.shutdown:
-			gather.Stop()
+		b.mu.Lock()
+		full := len(b.queue) >= maxBehind
+		b.mu.Unlock()
+		if !full {
+			gather := time.NewTimer(gatherFor)
+			select {
+			case <-gather.C:
+			case <-b.hurry:
+				gather.Stop()
+			case <-s.shutdown:
+				gather.Stop()
+			}
 		}
 		b.mu.Lock()
 		n := min(len(b.queue), maxBehind)
@@ -199,10 +252,7 @@ func (s *Service) Settle(ctx context.Context) {
 	target := b.queued
 	for b.done < target {
 		b.rush()
-		if b.changed == nil {
-			b.changed = make(chan struct{})
-		}
-		ch := b.changed
+		ch := b.changedCh()
 		b.mu.Unlock()
 		select {
 		case <-ch:

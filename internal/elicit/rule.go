@@ -26,7 +26,7 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, 
 	if p.ID != "" {
 		return s.decideOpenedByRule(ctx, p, r, by, ruleID)
 	}
-	p.ID = ids.New(ids.ElicitationPrefix)
+	p.ID = ids.NewOrdered(ids.ElicitationPrefix)
 	row, params, err := s.newRow(p, false)
 	if err != nil {
 		return Ended{}, err
@@ -58,7 +58,7 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, 
 		// answered: its row must be stored first.
 		q.storedCh = make(chan struct{})
 	}
-	s.storeBehind(q)
+	s.storeBehind(ctx, q)
 	if q.storedCh != nil {
 		<-q.storedCh
 		if q.stored == nil {

@@ -87,8 +87,11 @@ type Options struct {
 	// MaxParkedPerPerson caps the requests one person keeps parked in this process
 	// (--max-parked-per-person; see parkCounts). Default DefaultMaxParkedPerPerson.
 	MaxParkedPerPerson int
-	Clock              Clock
-	Log                *slog.Logger
+	// MaxBacklog bounds the rule answers journaled and not yet stored; past it a rule's
+	// answer waits for the storing to catch up. Default DefaultMaxBacklog.
+	MaxBacklog int
+	Clock      Clock
+	Log        *slog.Logger
 }
 
 // Service is the elicitation core.
@@ -146,6 +149,10 @@ func New(st Store, bus stream.Bus, o Options) *Service {
 		waiters: newWaiters(), parks: newParkCounts(o.MaxParkedPerPerson), answerWait: o.AnswerWait, shutdown: make(chan struct{}),
 	}
 	s.behind.hurry = make(chan struct{}, 1)
+	s.behind.max = o.MaxBacklog
+	if s.behind.max <= 0 {
+		s.behind.max = DefaultMaxBacklog
+	}
 	s.journal = s.newJournalGroup()
 	bus.OnDecided(s.waiters.wake)
 	return s
@@ -261,7 +268,7 @@ type Prompt struct {
 func (s *Service) Open(ctx context.Context, p Prompt) (*models.Elicitation, error) {
 	minted := p.ID == ""
 	if minted {
-		p.ID = ids.New(ids.ElicitationPrefix)
+		p.ID = ids.NewOrdered(ids.ElicitationPrefix)
 	}
 	return s.open(ctx, p, minted, false)
 }

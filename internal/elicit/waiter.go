@@ -54,7 +54,7 @@ type Waiter struct {
 func (s *Service) Attach(ctx context.Context, p Prompt) (*Waiter, error) {
 	minted := p.ID == ""
 	if minted {
-		p.ID = ids.New(ids.ElicitationPrefix)
+		p.ID = ids.NewOrdered(ids.ElicitationPrefix)
 	}
 	release, err := s.parks.take(p.Person)
 	if err != nil {

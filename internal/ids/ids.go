@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
+	"time"
 )
 
 // Prefixes of the id kinds.
@@ -18,6 +19,23 @@ const (
 	// PushSubscriptionPrefix names a browser subscribed to Web Push.
 	PushSubscriptionPrefix = "psub_"
 )
+
+// NewOrdered returns prefix + 32 lower-case hex characters: the time in milliseconds
+// (12), then crypto randomness (20, 80 bits). Ids made later sort after earlier ones,
+// so an index on them grows at its end: a prompt's id is its table's key, and a batch
+// of random keys wrote a different index page for almost every row it stored.
+func NewOrdered(prefix string) string {
+	var b [16]byte
+	ms := uint64(time.Now().UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	if _, err := rand.Read(b[6:]); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
 
 // New returns prefix + 32 lower-case hex characters of crypto randomness.
 func New(prefix string) string {
