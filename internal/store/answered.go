@@ -249,9 +249,20 @@ func appendEventsBatch(tx statements, evs []models.LoggedEvent) ([]models.Sessio
 		at[row.SessionID][row.Seq] = i
 		args = append(args, row.SessionID, row.Seq, row.Type, row.Data, row.ElicitationID, row.CreatedAt)
 	}
+	const insert = "INSERT INTO session_events (session_id, seq, type, data, elicitation_id, created_at) VALUES "
+	if lt, ok := tx.(lastRowIDs); ok {
+		// SQLite: the ids follow from the last one, not read back row by row.
+		err := inChunks(tx, len(evs), 6, func(lo, hi int) error {
+			last, err := lt.execLastID(insert+placeholders(hi-lo, 6), args[lo*6:hi*6]...)
+			for i := lo; i < hi && err == nil; i++ {
+				rows[i].ID = last - int64(hi-1-i)
+			}
+			return err
+		})
+		return rows, err
+	}
 	err := inChunks(tx, len(evs), 6, func(lo, hi int) error {
-		return tx.queryRows("INSERT INTO session_events (session_id, seq, type, data, elicitation_id, created_at) VALUES "+
-			placeholders(hi-lo, 6)+" RETURNING id, session_id, seq", args[lo*6:hi*6], func(scan func(dest ...any) error) error {
+		return tx.queryRows(insert+placeholders(hi-lo, 6)+" RETURNING id, session_id, seq", args[lo*6:hi*6], func(scan func(dest ...any) error) error {
 			var id, seq int64
 			var sid string
 			if err := scan(&id, &sid, &seq); err != nil {

@@ -116,6 +116,21 @@ func (t sqlTx) exec(query string, args ...any) (int64, error) {
 	return res.RowsAffected()
 }
 
+// lastRowIDs is statements that can report the rowid of the last row an INSERT made:
+// SQLite's, where the rows of one multi-row INSERT get consecutive rowids, in order,
+// ending at it (one writer at a time; AUTOINCREMENT hands out max+1 for each row).
+type lastRowIDs interface {
+	execLastID(query string, args ...any) (int64, error)
+}
+
+func (t sqlTx) execLastID(query string, args ...any) (int64, error) {
+	res, err := t.tx.ExecContext(t.ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 func (t sqlTx) queryRow(query string, args []any, dest ...any) error {
 	return t.tx.QueryRowContext(t.ctx, query, args...).Scan(dest...)
 }
