@@ -187,7 +187,7 @@ func (s *Service) RepublishUnlogged(ctx context.Context) (int, error) {
 			return i, err
 		}
 		if row.Logged < models.LoggedRequest {
-			s.publishRequest(sess, row.ID, row.DecodeParams().All)
+			s.publishRequest(sess, row.ID, row.DecodeParams().All, nil)
 		}
 		if !row.IsPending() {
 			s.publishResolved(sess, row.ID)

@@ -169,19 +169,25 @@ func RowRequestEvent(row *models.Elicitation, viewer string) map[string]any {
 	return RequestEvent(row.ID, row.SessionID, viewer, row.DecodeParams().All)
 }
 
-func (s *Service) publishRequest(sess *models.Session, eid string, params map[string]any) {
-	if evs, chain := s.requestEvents(sess, eid, params); evs != nil {
+func (s *Service) publishRequest(sess *models.Session, eid string, params map[string]any, raw json.RawMessage) {
+	if evs, chain := s.requestEvents(sess, eid, params, raw); evs != nil {
 		s.bus.Publish(chain, evs)
 	}
 }
 
 // requestEvents are the request events of prompt eid of sess for sess and every
-// ancestor, and those sessions (nil when the params cannot be encoded: logged).
-func (s *Service) requestEvents(sess *models.Session, eid string, params map[string]any) ([]stream.Event, []string) {
+// ancestor, and those sessions (nil when the params cannot be encoded: logged). raw,
+// when set, is params as json.Marshal encoded them (newRow): the prompt's own
+// session's event carries it as it is rather than encoding the map again.
+func (s *Service) requestEvents(sess *models.Session, eid string, params map[string]any, raw json.RawMessage) ([]stream.Event, []string) {
 	chain := append(sess.AncestorIDs(), sess.ID)
 	evs := make([]stream.Event, len(chain))
 	for i, viewer := range chain {
-		data, err := json.Marshal(RequestEvent(eid, sess.ID, viewer, params))
+		ev := RequestEvent(eid, sess.ID, viewer, params)
+		if viewer == sess.ID && raw != nil {
+			ev["params"] = raw
+		}
+		data, err := json.Marshal(ev)
 		if err != nil {
 			s.log.Error("encode request event", "elicitation_id", eid, "err", err)
 			return nil, nil

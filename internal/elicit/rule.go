@@ -73,7 +73,7 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, 
 // announce fills in q's events: its request and its end, on its session and each of
 // the session's ancestors.
 func (s *Service) announce(q *queuedRow) {
-	reqs, chain := s.requestEvents(q.sess, q.row.ID, q.params)
+	reqs, chain := s.requestEvents(q.sess, q.row.ID, q.params, q.row.Params)
 	ends, _ := resolvedEvents(q.sess, q.row.ID)
 	if reqs != nil {
 		q.sessions, q.events = append(chain, chain...), append(reqs, ends...)

@@ -317,7 +317,7 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 	// Callbacks (metrics) run before the prompt is published, so whoever sees it on a
 	// stream also sees it counted.
 	s.run(&s.onOpened, row)
-	s.publishRequest(p.Session, row.ID, params)
+	s.publishRequest(p.Session, row.ID, params, row.Params)
 	return row, nil
 }
 
