@@ -177,6 +177,10 @@ type autoKind struct {
 	peer         *autoFigures // nil: no peer figure
 	peerHasIt    bool         // the peer has an equivalent (it may still not have run)
 	lim50, lim99 limit
+	// settle, when set, returns once what the throughput run answered is stored (a
+	// read that waits for it): the run counts as lasting until then, so answers whose
+	// records are still being written do not count as done.
+	settle func() error
 	// why, when set, adds to a miss's note what else explains it, given Gatehouse's
 	// figures (the rule-answered hook: its commit; the MCP pass-through: a bare one).
 	why func(g autoFigures) string
@@ -198,9 +202,17 @@ func measureAuto(t *table, db string, k autoKind, n int, d time.Duration) (autoR
 	if err != nil {
 		return r, err
 	}
+	start := time.Now()
 	rate, err := rateOf(k.gatehouse, d)
 	if err != nil {
 		return r, err
+	}
+	if k.settle != nil {
+		answered := rate * d.Seconds()
+		if err := k.settle(); err != nil {
+			return r, err
+		}
+		rate = answered / time.Since(start).Seconds()
 	}
 	r.figs = autoFigures{Lat: lat, Rate: rate}
 	for _, p := range []float64{50, 99} {

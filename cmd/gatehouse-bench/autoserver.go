@@ -60,6 +60,13 @@ func runAutoAnswered(t *table, db, bin, url, runnerURL string, ab *autoBaselines
 			why: func(g autoFigures) string { return passNote(ab, g) }},
 		{name: "hook answered by an allow rule", floor: ab.FloorHook, peer: ab.PeerEval, peerHasIt: true,
 			lim50: timesFloor(2), lim99: timesFloor(3),
+			settle: func() error { // reading the rule waits for the answers given before to be stored
+				code, b, err := getJSON(hc, srv.URL+"/v1/rules/"+ruleID)
+				if err == nil && code != http.StatusOK {
+					err = fmt.Errorf("rule: %d %.200s", code, b)
+				}
+				return err
+			},
 			gatehouse: func(hc *http.Client) error {
 				err := hook(hc)
 				if err == nil {

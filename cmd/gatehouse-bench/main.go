@@ -158,7 +158,7 @@ func main() {
 			"in-memory policy answer: its equivalent of both the hook and the evaluation; it has no MCP proxy), and the runner called through a bare "+
 			"pass-through (this tool's: net/http server and client, nothing else, a process of its own); %d samples each on one connection, interleaved, "+
 			"after %d untimed, then throughput at %d connections for %s each. Gatehouse is measured the same way, on a server and database of its own "+
-			"whose runner is the floor's.", *iters, autoWarmup, autoConns, *dur))
+			"whose runner is the floor's; its rule-answered hooks' throughput run lasts until their decisions are stored (a read of the rule waits for them).", *iters, autoWarmup, autoConns, *dur))
 	}
 
 	for _, db := range strings.Split(*dbs, ",") {

@@ -37,7 +37,7 @@ const gatherFor = 200 * time.Millisecond
 // catch up, so the backlog — what it holds in memory, what a read's Settle waits for —
 // stays bounded when answers come faster than they can be stored, and the answers'
 // rate is the rate at which they are stored.
-const DefaultMaxBacklog = 8 * maxBehind
+const DefaultMaxBacklog = 2 * maxBehind
 
 // backlog is the queue of answers journaled here whose prompts are not yet stored.
 type backlog struct {
