@@ -22,7 +22,7 @@ import (
 // while it waits — for a person, or in a burst for its turn to prepare — it keeps none
 // of net/http's buffers or goroutines. Holding requests only once prepared left a
 // burst's memory where it was: most of a burst waits for its turn at the database
-// first (park.DefaultSlots) — issue 13. A held request's access log line is written
+// first (park.DefaultSlots). A held request's access log line is written
 // when its answer is sent.
 
 // holdHook holds a request before it is prepared (parkHook: when every slot is

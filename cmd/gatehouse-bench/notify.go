@@ -12,7 +12,7 @@ import (
 )
 
 // noiseBound is the largest notifications-on/off ratio of the park and resolve p50s
-// still counted as "unchanged (within noise)" (issue 12). On the 2-CPU machine this
+// still counted as "unchanged (within noise)". On the 2-CPU machine this
 // was written on, the off measurement repeated a few seconds later on the same server
 // moved by 0.71–1.42× at p50 across runs (p99 far more), so a tighter bound would
 // flag noise, and even this one is not always above it; each run prints its own

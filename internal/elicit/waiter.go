@@ -132,7 +132,7 @@ func (w *Waiter) Wait(ctx context.Context) (Ended, error) {
 // v.Answered once the answer is out. Until then (at most Options.AnswerWait) the person's
 // verdict is not published: on a small machine the decider's publishing — the event
 // log write, the streams' writes and their readers — competed with the one answer
-// someone is blocked on, and was most of the resolve → answer tail (issue 13).
+// someone is blocked on, and was most of the resolve → answer tail.
 func (w *Waiter) WaitToAnswer(ctx context.Context) (Ended, error) {
 	type result struct {
 		v   Ended

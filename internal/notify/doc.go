@@ -1,5 +1,5 @@
-// Package notify brings a prompt to the people who can answer it, wherever they are
-// (issue 12): Web Push, ntfy, Slack and signed webhooks, each message carrying the
+// Package notify brings a prompt to the people who can answer it, wherever they are:
+// Web Push, ntfy, Slack and signed webhooks, each message carrying the
 // request and, where it can be answered with one tap, signed single-use action links.
 //
 // The outbox is durable and off the hot path. A prompt row is its own outbox entry:

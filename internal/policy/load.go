@@ -168,7 +168,7 @@ func parseEntry(env *cel.Env, item *yaml.Node, errAt errAtFunc) (*policy, error)
 		reason = strings.TrimSpace(n.Value)
 	}
 
-	// An ASK may set its own wait and the answer when it runs out (issue 10 part 5).
+	// An ASK may set its own wait and the answer when it runs out.
 	var timeout time.Duration
 	if n := fields["timeout"]; n != nil {
 		if action != Ask {

@@ -1,7 +1,7 @@
-// Package rules is Gatehouse's own rules (issue 10, part 2): "always allow / always
+// Package rules is Gatehouse's own rules: "always allow / always
 // deny this — a tool and a pattern over its input — for this session tree, this agent,
 // this project directory or everywhere, for an hour, a day or until revoked", and ask
-// rules that park with their own wait and answer when it runs out (part 5).
+// rules that park with their own wait and answer when it runs out.
 //
 // A rule answers only what the person who made it could have answered: at match time
 // its creator must still hold edit access on the request's session tree. The store

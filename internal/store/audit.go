@@ -39,7 +39,7 @@ func pgLinkV2(r, kind, prevHex string) string {
 //
 // It talks to database/sql directly rather than through GORM: this transaction is on
 // the path from a person's verdict to the waiting agent, and GORM's transaction and
-// row-scanning machinery cost about as much as the statements themselves (issue 13).
+// row-scanning machinery cost about as much as the statements themselves.
 func (s *Store) decideAndChainSQLite(ctx context.Context, query string, args []any, ruleID string) (*models.Elicitation, error) {
 	var won *models.Elicitation
 	err := s.writeSQL(ctx, func(tx sqlTx) error {

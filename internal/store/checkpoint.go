@@ -15,7 +15,7 @@ const checkpointEvery = 500 * time.Millisecond
 // SQLite's own automatic checkpoint runs inside the commit that crosses the WAL's size
 // threshold, and a checkpoint ends with fsync: every thousandth write or so took
 // milliseconds instead of tens of microseconds, and that write was often a person's
-// verdict (issue 13: most of the resolve → answer tail). The automatic one is off (see
+// verdict (most of the resolve → answer tail). The automatic one is off (see
 // the DSN) and this one runs beside the writer: a PASSIVE checkpoint waits for nobody
 // and holds no lock a writer needs, so commits go on while it copies and syncs.
 func (s *Store) checkpointSQLite(stop <-chan struct{}, done chan<- struct{}) {

@@ -9,7 +9,7 @@ import (
 
 // statements runs the statements of one transaction, through GORM or through
 // database/sql directly — the latter where the ORM's per-statement cost showed on a
-// hot path (issue 13) — so that such a transaction is written once for both.
+// hot path — so that such a transaction is written once for both.
 type statements interface {
 	// exec runs a statement and reports the rows it affected.
 	exec(query string, args ...any) (int64, error)

@@ -1,4 +1,4 @@
-// Package tokens is personal API tokens (issue 11, part 1): a person makes a named
+// Package tokens is personal API tokens: a person makes a named
 // bearer secret that acts as them in every auth mode, from any machine, optionally
 // limited to the hook routes ("hooks" scope).
 //

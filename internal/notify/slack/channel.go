@@ -1,4 +1,4 @@
-// Package slack is the Slack notification channel (issue 12): a direct message from the
+// Package slack is the Slack notification channel: a direct message from the
 // Gatehouse Slack app with the request and Approve / Reject buttons, updated in place
 // with the outcome when the prompt is decided anywhere; and the interactivity endpoint's
 // half that verifies Slack's signed button clicks and says who clicked what.
