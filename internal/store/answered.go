@@ -113,36 +113,18 @@ func decidedArgs(e *models.Elicitation) []any {
 // as given (times already in UTC, to the microsecond): the rows are their own stored
 // form, and reading them back was a third of the cost of storing an answer.
 func insertDecidedRows(tx statements, rows []*models.Elicitation, readBack bool) ([]*models.Elicitation, error) {
-	if !readBack {
-		err := inChunks(tx, len(rows), decidedParams, func(lo, hi int) error {
-			args := make([]any, 0, (hi-lo)*decidedParams)
-			for _, r := range rows[lo:hi] {
-				args = append(args, decidedArgs(r)...)
-			}
-			_, err := tx.exec(`INSERT INTO elicitations (`+decidedColumns+`) VALUES `+placeholders(hi-lo, decidedParams), args...)
-			return err
-		})
-		if isUniqueViolation(err) {
-			return nil, ErrConflict
-		}
-		if err != nil {
-			return nil, err
-		}
-		out := make([]*models.Elicitation, len(rows))
-		for i, r := range rows {
-			e := *r
-			out[i] = &e
-		}
-		return out, nil
-	}
 	byID := make(map[string]*models.Elicitation, len(rows))
 	err := inChunks(tx, len(rows), decidedParams, func(lo, hi int) error {
 		args := make([]any, 0, (hi-lo)*decidedParams)
 		for _, r := range rows[lo:hi] {
 			args = append(args, decidedArgs(r)...)
 		}
-		return tx.queryRows(`INSERT INTO elicitations (`+decidedColumns+`) VALUES `+placeholders(hi-lo, decidedParams)+
-			` RETURNING `+elicitationColumns, args, func(scan func(dest ...any) error) error {
+		insert := `INSERT INTO elicitations (` + decidedColumns + `) VALUES ` + placeholders(hi-lo, decidedParams)
+		if !readBack {
+			_, err := tx.exec(insert, args...)
+			return err
+		}
+		return tx.queryRows(insert+` RETURNING `+elicitationColumns, args, func(scan func(dest ...any) error) error {
 			var e models.Elicitation
 			var params, content []byte
 			if err := scan(&e.ID, &e.SessionID, &e.Origin, &params, &e.Status, &e.Action, &content, &e.ResolvedBy,
@@ -163,6 +145,11 @@ func insertDecidedRows(tx statements, rows []*models.Elicitation, readBack bool)
 	}
 	out := make([]*models.Elicitation, len(rows))
 	for i, r := range rows {
+		if !readBack {
+			e := *r
+			out[i] = &e
+			continue
+		}
 		e, ok := byID[r.ID]
 		if !ok {
 			return nil, fmt.Errorf("insert decided: row %s did not come back", r.ID)
