@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -46,16 +45,13 @@ type Store struct {
 	// than letting them collide and back off in SQLite's busy handler (which sleeps
 	// for milliseconds). On Postgres it is the same pool as db.
 	wdb *gorm.DB
-	// jdb is where rule answers are journaled (see JournalDecided): on SQLite a file
-	// of its own beside the database, so a journal write never queues behind the
-	// writer; on Postgres a small pool whose commits skip the WAL flush.
-	jdb *gorm.DB
-	// jck checkpoints the SQLite journal (nil on Postgres); forgotten counts the
-	// journal rows deleted since its last checkpoint.
-	jck       *sql.DB
-	forgotten atomic.Int64
-	dialect   Dialect
-	url       string
+	// Rule answers are journaled (see JournalDecided) on SQLite in fj, files of its
+	// own beside the database, so a journal write never queues behind the writer; on
+	// Postgres through jdb, a small pool whose commits skip the WAL flush.
+	fj      *fileJournal
+	jdb     *gorm.DB
+	dialect Dialect
+	url     string
 	// timeout bounds each statement (Postgres; 0 on SQLite). See DefaultTimeout.
 	timeout time.Duration
 	// sessions caches session rows, which never change once created.
@@ -117,13 +113,7 @@ func OpenWith(url string, o Options) (*Store, error) {
 			closeGorm(db)
 			return nil, err
 		}
-		jdb, jck, err := openJournalSQLite(path, gcfg)
-		if err != nil {
-			closeGorm(db)
-			closeGorm(wdb)
-			return nil, err
-		}
-		s := &Store{db: db, wdb: wdb, jdb: jdb, jck: jck, dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize),
+		s := &Store{db: db, wdb: wdb, fj: newFileJournal(path), dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize),
 			rules:           newRuleCache(true),
 			stopCheckpoints: make(chan struct{}), checkpointsDone: make(chan struct{})}
 		go s.checkpointSQLite(s.stopCheckpoints, s.checkpointsDone)
@@ -295,9 +285,10 @@ func (s *Store) Close() error {
 	if s.wdb != s.db {
 		closeGorm(s.wdb)
 	}
-	closeGorm(s.jdb)
-	if s.jck != nil {
-		s.jck.Close()
+	if s.fj != nil {
+		s.fj.Close()
+	} else {
+		closeGorm(s.jdb)
 	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
