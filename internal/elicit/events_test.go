@@ -31,4 +31,14 @@ func TestRequestEventsCarryTheParamsAsEncoded(t *testing.T) {
 			t.Fatalf("event for %s differs:\n%s\n%s", chainA[i], again[i].Data, asIs[i].Data)
 		}
 	}
+	// Without a risk, too; and the prompt's own event is RequestEvent's, encoded.
+	delete(params, "risk")
+	if raw, err = json.Marshal(params); err != nil {
+		t.Fatal(err)
+	}
+	own, _ := s.requestEvents(&models.Session{ID: "conv_root", Path: "/conv_root/"}, "elicit_<2>", params, raw)
+	want, err := json.Marshal(RequestEvent("elicit_<2>", "conv_root", "conv_root", params))
+	if err != nil || len(own) != 1 || string(own[0].Data) != string(want) {
+		t.Fatalf("own event without a risk:\n%s\nwant\n%s", own[0].Data, want)
+	}
 }
