@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strconv"
+	"strings"
 
 	"gorm.io/gorm"
 )
@@ -49,8 +51,12 @@ func (g gormTx) maxParams() int {
 	return sqliteStatementParams
 }
 
-// maxParams: a sqlTx is SQLite's (see Store.writeSQL).
-func (t sqlTx) maxParams() int { return sqliteStatementParams }
+func (t sqlTx) maxParams() int {
+	if t.postgres {
+		return postgresStatementParams
+	}
+	return sqliteStatementParams
+}
 
 // gormTx runs statements in a GORM transaction.
 type gormTx struct{ tx *gorm.DB }
@@ -102,16 +108,48 @@ func eachRow(rows *sql.Rows, each func(scan func(dest ...any) error) error) erro
 	return rows.Close()
 }
 
-// sqlTx runs statements in a database/sql transaction.
+// sqlTx runs statements in a database/sql transaction. Statements are written with ?
+// placeholders, as for GORM; on Postgres (postgres) they become $1, $2, … and errors
+// saying the database is down become errs.ErrUnavailable, as GORM's dialector does.
 type sqlTx struct {
-	ctx context.Context
-	tx  *sql.Tx
+	ctx      context.Context
+	tx       *sql.Tx
+	postgres bool
+}
+
+// q is query as the driver takes it.
+func (t sqlTx) q(query string) string {
+	if !t.postgres {
+		return query
+	}
+	return numberPlaceholders(query)
+}
+
+// numberPlaceholders rewrites each ? of query as $1, $2, … in order. The statements
+// given to a sqlTx have no ? of their own in literals or identifiers.
+func numberPlaceholders(query string) string {
+	n := strings.Count(query, "?")
+	if n == 0 {
+		return query
+	}
+	b := make([]byte, 0, len(query)+n*4)
+	i := 0
+	for j := 0; j < len(query); j++ {
+		if query[j] != '?' {
+			b = append(b, query[j])
+			continue
+		}
+		i++
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(i), 10)
+	}
+	return string(b)
 }
 
 func (t sqlTx) exec(query string, args ...any) (int64, error) {
-	res, err := t.tx.ExecContext(t.ctx, query, args...)
+	res, err := t.tx.ExecContext(t.ctx, t.q(query), args...)
 	if err != nil {
-		return 0, err
+		return 0, unavailable(err)
 	}
 	return res.RowsAffected()
 }
@@ -119,8 +157,16 @@ func (t sqlTx) exec(query string, args ...any) (int64, error) {
 // lastRowIDs is statements that can report the rowid of the last row an INSERT made:
 // SQLite's, where the rows of one multi-row INSERT get consecutive rowids, in order,
 // ending at it (one writer at a time; AUTOINCREMENT hands out max+1 for each row).
+// lastRowIDsOf says whether tx is such statements.
 type lastRowIDs interface {
 	execLastID(query string, args ...any) (int64, error)
+}
+
+func lastRowIDsOf(tx statements) (lastRowIDs, bool) {
+	if t, ok := tx.(sqlTx); ok && !t.postgres {
+		return t, true
+	}
+	return nil, false
 }
 
 func (t sqlTx) execLastID(query string, args ...any) (int64, error) {
@@ -132,31 +178,38 @@ func (t sqlTx) execLastID(query string, args ...any) (int64, error) {
 }
 
 func (t sqlTx) queryRow(query string, args []any, dest ...any) error {
-	return t.tx.QueryRowContext(t.ctx, query, args...).Scan(dest...)
+	return unavailable(t.tx.QueryRowContext(t.ctx, t.q(query), args...).Scan(dest...))
 }
 
 func (t sqlTx) queryRows(query string, args []any, each func(scan func(dest ...any) error) error) error {
-	rows, err := t.tx.QueryContext(t.ctx, query, args...)
+	rows, err := t.tx.QueryContext(t.ctx, t.q(query), args...)
 	if err != nil {
-		return err
+		return unavailable(err)
 	}
-	return eachRow(rows, each)
+	return unavailable(eachRow(rows, each))
 }
 
 // writeSQL runs fn in a database/sql transaction on the write pool and commits it when
-// fn returns nil.
+// fn returns nil. On Postgres the transaction runs under the statement timeout unless
+// ctx has a deadline of its own (as inTx).
 func (s *Store) writeSQL(ctx context.Context, fn func(tx sqlTx) error) error {
 	db, err := s.wdb.DB()
 	if err != nil {
 		return err
 	}
+	pg := s.dialect == Postgres
+	if _, ok := ctx.Deadline(); !ok && pg && s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return unavailable(err)
 	}
 	defer tx.Rollback() // a no-op once committed
-	if err := fn(sqlTx{ctx, tx}); err != nil {
+	if err := fn(sqlTx{ctx: ctx, tx: tx, postgres: pg}); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return unavailable(tx.Commit())
 }
