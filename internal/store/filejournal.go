@@ -41,6 +41,7 @@ type fileJournal struct {
 
 	mu     sync.Mutex
 	opened bool
+	closed bool // by Close: a journal is not reopened behind its store's back
 	lock   *os.File
 	cur    *segment // the segment appended to (nil: begin segment next first)
 	next   uint32
@@ -86,6 +87,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // database).
 var errJournalInUse = errors.New("the decision journal is in use by another Gatehouse process: one server at a time may use a SQLite database")
 
+// errJournalClosed: the store was closed.
+var errJournalClosed = errors.New("the decision journal is closed")
+
 func newFileJournal(dbPath string) *fileJournal {
 	return &fileJournal{base: dbPath + ".decisions"}
 }
@@ -104,6 +108,9 @@ func (j *fileJournal) segmentPath(n uint32) string {
 func (j *fileJournal) ready() error {
 	if j.opened {
 		return nil
+	}
+	if j.closed {
+		return errJournalClosed
 	}
 	lock, err := os.OpenFile(j.base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -368,6 +375,7 @@ func (j *fileJournal) Holds(ids []string) (map[string]bool, error) {
 func (j *fileJournal) Close() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.closed = true
 	if !j.opened {
 		return
 	}

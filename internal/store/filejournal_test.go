@@ -98,6 +98,14 @@ func TestJournalRecordsOutliveTheProcessUntilForgotten(t *testing.T) {
 	if names := segmentFiles(t, j); len(names) != 0 {
 		t.Fatalf("files left by a journal with nothing in it: %v", names)
 	}
+	// A closed journal stays closed: an answer given during shutdown fails rather
+	// than reopen it behind its store's back.
+	if _, err := j.Append(rows[:1], time.Now()); !errors.Is(err, errJournalClosed) {
+		t.Fatalf("append after Close: %v", err)
+	}
+	if names := segmentFiles(t, j); len(names) != 0 {
+		t.Fatalf("files left by an append after Close: %v", names)
+	}
 }
 
 // TestJournalSegmentsGoOnceForgotten: the journal moves to a new file as it grows, and
