@@ -94,8 +94,8 @@ func newFileJournal(dbPath string) *fileJournal {
 	return &fileJournal{base: dbPath + ".decisions"}
 }
 
-// position is where record i of segment n is: what Append returns and ForgetAt takes.
-// Never zero (elicit reads zero as "no position").
+// position is where record i of segment n is: what Append returns and
+// ForgetAtPositions takes. Never zero (elicit reads zero as "no position").
 func position(n uint32, i int) int64 { return int64(n)<<32 | int64(i+1) }
 
 func (j *fileJournal) segmentPath(n uint32) string {
@@ -288,8 +288,8 @@ func (j *fileJournal) drop(seg *segment) {
 	_ = os.Remove(j.segmentPath(seg.n)) // left behind, it is read and skipped next time
 }
 
-// ForgetAt forgets the records at positions at. j.mu is held by the caller's caller:
-// see Forget and ForgetAtPositions.
+// forgetAt forgets the records at positions at, deleting each segment left with none
+// (but the one being written). j.mu is held.
 func (j *fileJournal) forgetAt(at []int64) {
 	for _, p := range at {
 		seg := j.segs[uint32(p>>32)]
