@@ -177,15 +177,18 @@ func writePrev(h hash.Hash, prevHex string) {
 func LinkV2(e *Entry, backfilled bool, prevHex string) string {
 	h := sha256.New()
 	h.Write([]byte(TagV2))
-	field := func(s string, ok bool) {
+	// Each field is hashed from its own bytes: the params (a prompt's largest field,
+	// hashed for every decision) are not copied into a string and back.
+	raw := func(b []byte, ok bool) {
 		if !ok {
 			h.Write([]byte{0})
 			return
 		}
-		sum := sha256.Sum256([]byte(s))
+		sum := sha256.Sum256(b)
 		h.Write([]byte{1})
 		h.Write(sum[:])
 	}
+	field := func(s string, ok bool) { raw([]byte(s), ok) }
 	opt := func(p *string) {
 		if p == nil {
 			field("", false)
@@ -196,10 +199,10 @@ func LinkV2(e *Entry, backfilled bool, prevHex string) string {
 	field(e.ElicitationID, true)
 	field(e.SessionID, true)
 	field(e.Origin, true)
-	field(string(e.Params), true)
+	raw(e.Params, true)
 	field(e.Status, true)
 	opt(e.Action)
-	field(string(e.Content), e.Content != nil)
+	raw(e.Content, e.Content != nil)
 	opt(e.ResolvedBy)
 	opt(e.ResolvedVia)
 	if e.ResolvedAt != nil {
