@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"unicode/utf8"
@@ -25,7 +24,7 @@ func readBody(c echo.Context) ([]byte, error) {
 			return nil, echo.NewHTTPError(http.StatusUnsupportedMediaType, "send the body as application/json")
 		}
 	}
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readAll(c.Request().Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -1,12 +1,10 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -155,8 +153,8 @@ func (s *Server) heldError(err error, line []any) held.Answer {
 // Nothing is ever written to it: a held request's answer is sent by held.
 func (s *Server) detach(c echo.Context) echo.Context {
 	r := c.Request().Clone(context.WithoutCancel(c.Request().Context()))
-	body, err := io.ReadAll(c.Request().Body)
-	r.Body = readAgain{Reader: bytes.NewReader(body), err: err}
+	body, err := readAll(c.Request().Body)
+	r.Body = replay(body, err)
 	dc := s.echo.NewContext(r, discardWriter{})
 	dc.SetPath(c.Path())
 	dc.SetParamNames(c.ParamNames()...)

@@ -79,8 +79,8 @@ func storableForm(r *http.Request) error {
 	if err != nil || (mt != echo.MIMEApplicationForm && mt != echo.MIMEMultipartForm) {
 		return nil
 	}
-	body, err := io.ReadAll(r.Body)
-	r.Body = readAgain{Reader: bytes.NewReader(body), err: err}
+	body, err := readAll(r.Body)
+	r.Body = replay(body, err)
 	if err != nil {
 		return nil // too large, client gone: the handler meets the same error where it reads
 	}

@@ -193,7 +193,7 @@ func (s *Server) readBodyWithin(d time.Duration) echo.MiddlewareFunc {
 			if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
 				return next(c) // a writer without deadlines (not net/http): nothing to bound
 			}
-			body, err := io.ReadAll(r.Body)
+			body, err := readSized(r.Body, r.ContentLength)
 			_ = rc.SetReadDeadline(time.Time{})
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -204,24 +204,33 @@ func (s *Server) readBodyWithin(d time.Duration) echo.MiddlewareFunc {
 			}
 			// Any other error (too large, client gone) reaches the handler where it reads
 			// the body, as before, after the bytes that did arrive.
-			r.Body = readAgain{Reader: bytes.NewReader(body), err: err}
+			r.Body = replay(body, err)
 			return next(c)
 		}
 	}
 }
 
 // readAgain replays a body read ahead of the handler, then its read error, if any.
+// Whoever reads it whole next takes its bytes as they are (readAll): a hook's body is
+// read off the connection once, not copied again by each layer that needs it.
 type readAgain struct {
 	*bytes.Reader
-	err error
+	body []byte // until read: what Reader replays
+	err  error
 }
 
-func (b readAgain) Read(p []byte) (int, error) {
+// replay is a request body that replays body, then err.
+func replay(body []byte, err error) *readAgain {
+	return &readAgain{Reader: bytes.NewReader(body), body: body, err: err}
+}
+
+func (b *readAgain) Read(p []byte) (int, error) {
 	n, err := b.Reader.Read(p)
 	if err == io.EOF {
 		// Read to the end: let the bytes go, or a parked request would hold its
 		// body for as long as it waits.
 		b.Reader.Reset(nil)
+		b.body = nil
 		if b.err != nil {
 			return n, b.err
 		}
@@ -229,4 +238,38 @@ func (b readAgain) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (readAgain) Close() error { return nil }
+func (*readAgain) Close() error { return nil }
+
+// readAll is io.ReadAll, except that a body read ahead (readAgain) and not read from
+// since hands its bytes over as they are.
+func readAll(r io.Reader) ([]byte, error) {
+	if ra, ok := r.(*readAgain); ok && ra.body != nil && ra.Reader.Len() == len(ra.body) {
+		body, err := ra.body, ra.err
+		ra.Reader.Reset(nil)
+		ra.body = nil
+		return body, err
+	}
+	return io.ReadAll(r)
+}
+
+// readSized is io.ReadAll for a body of n bytes (its Content-Length, -1 when unknown):
+// one buffer of the right size rather than a doubling series of them.
+func readSized(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 || n > 1<<20 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, n+1) // the read that meets the end needs room too
+	for {
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than it said: grow as io.ReadAll does
+		}
+	}
+}
