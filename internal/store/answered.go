@@ -234,7 +234,7 @@ func appendEventsBatch(tx statements, evs []models.LoggedEvent) ([]models.Sessio
 		args = append(args, row.SessionID, row.Seq, row.Type, row.Data, row.ElicitationID, row.CreatedAt)
 	}
 	const insert = "INSERT INTO session_events (session_id, seq, type, data, elicitation_id, created_at) VALUES "
-	if lt, ok := lastRowIDsOf(tx); ok {
+	if lt, ok := tx.(sqlTx); ok && !lt.postgres {
 		// SQLite: the ids follow from the last one, not read back row by row.
 		err := inChunks(tx, len(evs), 6, func(lo, hi int) error {
 			last, err := lt.execLastID(insert+placeholders(hi-lo, 6), args[lo*6:hi*6]...)

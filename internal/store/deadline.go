@@ -59,10 +59,17 @@ func statementDeadlines(db *gorm.DB, timeout time.Duration) error {
 // where this is a savepoint) with, on Postgres, the store's deadline when ctx has
 // none, cancelled when the transaction ends.
 func (s *Store) inTx(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) error {
-	if _, ok := ctx.Deadline(); !ok && s.dialect == Postgres && s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	return db.WithContext(ctx).Transaction(fn)
+}
+
+// deadline is ctx with, on Postgres, the store's deadline when ctx has none — for the
+// statements and transactions run through database/sql rather than GORM. The caller
+// cancels it when they end.
+func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || s.dialect != Postgres || s.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.timeout)
 }

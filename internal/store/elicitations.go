@@ -191,12 +191,11 @@ func (s *Store) decideGroup(g []*decision) {
 		// it: a verdict committed for a caller gone meanwhile stands, as one committed
 		// just before its caller hung up always did.
 		err := s.writeSQL(context.WithoutCancel(g[0].ctx), func(tx sqlTx) error {
-			marks := make([]string, len(ids))
 			args := make([]any, len(ids))
 			for i, id := range ids {
-				marks[i], args[i] = "?", id
+				args[i] = id
 			}
-			lock := `SELECT id FROM elicitations WHERE id IN (` + strings.Join(marks, ", ") + `) ORDER BY id FOR UPDATE`
+			lock := `SELECT id FROM elicitations WHERE id IN ` + placeholders(1, len(ids)) + ` ORDER BY id FOR UPDATE`
 			if err := tx.queryRows(lock, args, func(scan func(dest ...any) error) error {
 				var id string
 				return scan(&id)
@@ -229,12 +228,8 @@ func (s *Store) decideAlone(dc *decision) (*models.Elicitation, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := dc.ctx
-	if _, ok := ctx.Deadline(); !ok && s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.deadline(dc.ctx)
+	defer cancel()
 	return decidedRow(db.QueryRowContext(ctx, numberPlaceholders(dc.query), dc.args...))
 }
 

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -76,16 +75,9 @@ func (s *Store) JournalDecided(ctx context.Context, rows []*models.Elicitation) 
 	if err != nil {
 		return nil, err
 	}
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
-	values := make([]string, len(rows))
-	for i := range rows {
-		values[i] = fmt.Sprintf("($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
-	}
-	_, err = db.ExecContext(ctx, "INSERT INTO decision_journal (id, body, created_at) VALUES "+strings.Join(values, ", "), args...)
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	_, err = db.ExecContext(ctx, numberPlaceholders("INSERT INTO decision_journal (id, body, created_at) VALUES "+placeholders(len(rows), 3)), args...)
 	return nil, unavailable(err)
 }
 

@@ -154,21 +154,10 @@ func (t sqlTx) exec(query string, args ...any) (int64, error) {
 	return res.RowsAffected()
 }
 
-// lastRowIDs is statements that can report the rowid of the last row an INSERT made:
-// SQLite's, where the rows of one multi-row INSERT get consecutive rowids, in order,
-// ending at it (one writer at a time; AUTOINCREMENT hands out max+1 for each row).
-// lastRowIDsOf says whether tx is such statements.
-type lastRowIDs interface {
-	execLastID(query string, args ...any) (int64, error)
-}
-
-func lastRowIDsOf(tx statements) (lastRowIDs, bool) {
-	if t, ok := tx.(sqlTx); ok && !t.postgres {
-		return t, true
-	}
-	return nil, false
-}
-
+// execLastID runs an INSERT and returns the rowid of the last row it made — on SQLite,
+// where the rows of one multi-row INSERT get consecutive rowids, in order, ending at it
+// (one writer at a time; AUTOINCREMENT hands out max+1 for each row). Postgres has no
+// such id: read them back with RETURNING.
 func (t sqlTx) execLastID(query string, args ...any) (int64, error) {
 	res, err := t.tx.ExecContext(t.ctx, query, args...)
 	if err != nil {
@@ -197,18 +186,14 @@ func (s *Store) writeSQL(ctx context.Context, fn func(tx sqlTx) error) error {
 	if err != nil {
 		return err
 	}
-	pg := s.dialect == Postgres
-	if _, ok := ctx.Deadline(); !ok && pg && s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return unavailable(err)
 	}
 	defer tx.Rollback() // a no-op once committed
-	if err := fn(sqlTx{ctx: ctx, tx: tx, postgres: pg}); err != nil {
+	if err := fn(sqlTx{ctx: ctx, tx: tx, postgres: s.dialect == Postgres}); err != nil {
 		return err
 	}
 	return unavailable(tx.Commit())
