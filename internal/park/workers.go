@@ -19,6 +19,7 @@ type workers struct {
 	ready   chan func()  // unbuffered: a send succeeds only when a worker is waiting
 	started atomic.Int64 // workers started, ever
 	waiting atomic.Int64 // workers waiting for work now
+	ended   atomic.Int64 // workers ended idle, ever
 	idleFor time.Duration
 }
 
@@ -47,6 +48,7 @@ func (w *workers) serve(f func()) {
 			w.waiting.Add(-1)
 		case <-idle.C:
 			w.waiting.Add(-1)
+			w.ended.Add(1)
 			return
 		}
 	}
