@@ -248,7 +248,7 @@ func (s *Server) card(it inbox.Item, canDecide bool, next string, ownerFrom int)
 // follow). recheck re-checks the stream's credential and access on every heartbeat
 // (notes can be lost with a database connection).
 type liveFeed struct {
-	events  <-chan stream.Delivery
+	events  <-chan *stream.Delivery
 	grants  <-chan struct{}
 	regrant func(ctx context.Context) error
 	recheck func(ctx context.Context) error
@@ -327,13 +327,13 @@ func pushFragments[T any](ctx context.Context, sw *eventStream, feed liveFeed, n
 	}
 }
 
-func relevant(d stream.Delivery) bool {
+func relevant(d *stream.Delivery) bool {
 	return d.Event.Type == elicit.EventRequest || d.Event.Type == elicit.EventResolved
 }
 
 // drain takes what is already queued (at most one buffer's worth, so a flood cannot
 // hold the stream here), so a burst renders once.
-func drain(events <-chan stream.Delivery) {
+func drain(events <-chan *stream.Delivery) {
 	for range streamBuffer {
 		select {
 		case _, ok := <-events:

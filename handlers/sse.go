@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -34,30 +32,14 @@ func startEventStream(c echo.Context) *eventStream {
 	return &eventStream{w: w}
 }
 
-// send writes one event and flushes it. id (when positive) is the event's SSE id, the
-// resume point a client sends back as Last-Event-ID. Every line of data is its own
-// data: line: an HTML fragment has newlines, and a raw one would end the event early.
+// send writes one event (stream.AppendFrame) and flushes it.
 func (es *eventStream) send(id int64, event string, data []byte) error {
-	var b strings.Builder
-	if id > 0 {
-		b.WriteString("id: ")
-		b.WriteString(strconv.FormatInt(id, 10))
-		b.WriteByte('\n')
-	}
-	b.WriteString("event: ")
-	b.WriteString(event)
-	b.WriteByte('\n')
-	for _, line := range strings.Split(strings.ReplaceAll(string(data), "\r", ""), "\n") {
-		b.WriteString("data: ")
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	return es.write(b.String())
+	return es.write(stream.AppendFrame(nil, id, event, data))
 }
 
-// busEvent writes an event of the bus, with its sequence number as the SSE id.
-func (es *eventStream) busEvent(ev stream.Event) error { return es.send(ev.Seq, ev.Type, ev.Data) }
+// busEvent writes an event of the bus, with its sequence number as the SSE id: the
+// frame its other subscribers on this server write too.
+func (es *eventStream) busEvent(ev stream.Event) error { return es.write(ev.Frame()) }
 
 // sendJSON writes v as the data of one event.
 func (es *eventStream) sendJSON(event string, v any) error {
@@ -78,10 +60,12 @@ func (es *eventStream) fragment(ctx context.Context, event string, comp templ.Co
 }
 
 // comment keeps an idle stream open through proxies; EventSource ignores comments.
-func (es *eventStream) comment(text string) error { return es.write(": " + text + "\n\n") }
+func (es *eventStream) comment(text string) error { return es.write([]byte(": " + text + "\n\n")) }
 
-func (es *eventStream) write(s string) error {
-	if _, err := es.w.Write([]byte(s)); err != nil {
+// write writes b, which it does not keep or change (a bus event's frame is shared), and
+// flushes it.
+func (es *eventStream) write(b []byte) error {
+	if _, err := es.w.Write(b); err != nil {
 		return err
 	}
 	return http.NewResponseController(es.w.Writer).Flush()

@@ -30,6 +30,8 @@ type Event struct {
 	// a durable bus logs it only if the prompt is not that far yet, and drops it
 	// otherwise (it was logged before, by this or another replica).
 	Stage int
+	// memo holds the frame every subscriber of one publication writes (Frame).
+	memo *frameMemo
 }
 
 // Bus publishes session events and decision notes.
@@ -76,7 +78,9 @@ type Bus interface {
 	Head(ctx context.Context, session string) (int64, error)
 }
 
-// Delivery is an event together with the session it was published on.
+// Delivery is an event together with the session it was published on. Every
+// subscriber of that session gets the same one, which none may change: subscriptions
+// carry pointers, so an open stream's buffer costs a pointer a slot, not an event.
 type Delivery struct {
 	Session string
 	Event   Event
@@ -85,8 +89,8 @@ type Delivery struct {
 // Subscription is one live subscriber. C is closed when the subscriber is dropped
 // (too slow) or cancelled.
 type Subscription struct {
-	C <-chan Delivery
-	c chan Delivery
+	C <-chan *Delivery
+	c chan *Delivery
 	// sessions are the keys the subscription is registered under (guarded by the
 	// bus's lock); closed is set once C is closed.
 	sessions []string
@@ -128,7 +132,7 @@ func (b *Local) SubscribeMany(sessions []string, buffer int) *Subscription {
 	if buffer < 1 {
 		buffer = 64
 	}
-	c := make(chan Delivery, buffer)
+	c := make(chan *Delivery, buffer)
 	s := &Subscription{C: c, c: c}
 	s.cancel = func() { b.remove(s) }
 	s.retarget = func(sessions []string) { b.retarget(s, sessions) }
@@ -194,8 +198,13 @@ func (b *Local) Publish(sessions []string, events []Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, sid := range sessions {
-		d := Delivery{Session: sid, Event: events[i]}
-		for s := range b.subs[sid] {
+		subs := b.subs[sid]
+		if len(subs) == 0 {
+			continue
+		}
+		d := &Delivery{Session: sid, Event: events[i]}
+		d.Event.memo = &frameMemo{}
+		for s := range subs {
 			b.offer(s, d)
 		}
 	}
@@ -226,7 +235,7 @@ func dedupe(ids []string) []string {
 	return out
 }
 
-func (b *Local) offer(s *Subscription, d Delivery) {
+func (b *Local) offer(s *Subscription, d *Delivery) {
 	select {
 	case s.c <- d:
 	default:
