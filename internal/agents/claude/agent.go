@@ -76,11 +76,11 @@ func (Agent) Decode(event string, body []byte) (*models.HookRequest, error) {
 	case EventPermissionRequest:
 		r.Origin, r.Params = models.OriginClaudePermission, p.Params()
 		a := p.answering()
-		r.Answer = func(v models.Verdict, by string) any { return a.PermissionDecision(v, by) }
+		r.Answer = func(v models.Verdict, by string) any { return a.permissionDecision(v, by) }
 	case EventPreToolUse:
 		r.Origin, r.Params = models.OriginClaudePreToolUse, p.Params()
 		a := p.answering()
-		r.Answer = func(v models.Verdict, by string) any { return a.PreToolUseDecision(v, by) }
+		r.Answer = func(v models.Verdict, by string) any { return a.preToolUseDecision(v, by) }
 		r.MayRetry = true
 	case EventPermissionDenied:
 		r.Origin, r.Params = models.OriginClaudeDenied, p.DeniedParams()

@@ -19,12 +19,19 @@ func answers(v models.Verdict) map[string]any {
 	return out
 }
 
-// answering is what the decisions below read of p, and nothing more: an answer is kept
-// for as long as its request waits for a person, and the whole payload — its raw
-// fields and decoded input — would be kept with it. The input is read only to answer
-// a question tool.
-func (p *Payload) answering() *Payload {
-	a := &Payload{ToolName: p.ToolName, suggestions: p.suggestions}
+// answerer is what the decisions below read of a payload, and nothing more: an answer
+// is kept for as long as its request waits for a person, and the whole payload — its
+// raw fields and decoded input, hundreds of bytes before their contents —
+// would be kept with it. The input is kept only to answer a question tool.
+type answerer struct {
+	tool        string
+	input       map[string]any
+	suggestions []json.RawMessage
+}
+
+// answering is p's answerer.
+func (p *Payload) answering() answerer {
+	a := answerer{tool: p.ToolName, suggestions: p.suggestions}
 	if p.ToolName == ToolAskUserQuestion {
 		a.input = p.input
 	}
@@ -33,17 +40,26 @@ func (p *Payload) answering() *Payload {
 
 // PermissionDecision builds the PermissionRequest hook answer for verdict v, given by by.
 func (p *Payload) PermissionDecision(v models.Verdict, by string) map[string]any {
+	return p.answering().permissionDecision(v, by)
+}
+
+// PreToolUseDecision builds the PreToolUse hook answer for verdict v, given by by.
+func (p *Payload) PreToolUseDecision(v models.Verdict, by string) map[string]any {
+	return p.answering().preToolUseDecision(v, by)
+}
+
+func (a answerer) permissionDecision(v models.Verdict, by string) map[string]any {
 	var decision map[string]any
 	if v.Accepted() {
 		decision = map[string]any{"behavior": "allow"}
-		switch p.ToolName {
+		switch a.tool {
 		case ToolAskUserQuestion:
 			if ans := answers(v); len(ans) > 0 {
-				decision["updatedInput"] = withAnswers(p.input, ans)
+				decision["updatedInput"] = withAnswers(a.input, ans)
 			}
 		case ToolExitPlanMode:
 		default:
-			if entry := p.rememberedPermission(v); entry != nil {
+			if entry := a.rememberedPermission(v); entry != nil {
 				decision["updatedPermissions"] = []any{entry}
 			}
 		}
@@ -69,27 +85,26 @@ func (p *Payload) PermissionDecision(v models.Verdict, by string) map[string]any
 // The choice was checked when the verdict was given (the approval page and the API
 // refuse what ChooseSuggestion refuses); a choice that still does not fit is not
 // remembered, never widened.
-func (p *Payload) rememberedPermission(v models.Verdict) json.RawMessage {
+func (a answerer) rememberedPermission(v models.Verdict) json.RawMessage {
 	r, ok, err := models.RememberOf(v.Content)
-	if err != nil || !ok || len(p.suggestions) == 0 {
+	if err != nil || !ok || len(a.suggestions) == 0 {
 		return nil
 	}
-	entry, err := ChooseSuggestion(p.suggestions, r)
+	entry, err := ChooseSuggestion(a.suggestions, r)
 	if err != nil {
 		return nil
 	}
 	return entry
 }
 
-// PreToolUseDecision builds the PreToolUse hook answer for verdict v, given by by.
-func (p *Payload) PreToolUseDecision(v models.Verdict, by string) map[string]any {
+func (a answerer) preToolUseDecision(v models.Verdict, by string) map[string]any {
 	out := map[string]any{"hookEventName": EventPreToolUse}
 	if v.Accepted() {
 		out["permissionDecision"] = "allow"
 		out["permissionDecisionReason"] = "Approved in Gatehouse"
-		if p.ToolName == ToolAskUserQuestion {
+		if a.tool == ToolAskUserQuestion {
 			if ans := answers(v); len(ans) > 0 {
-				out["updatedInput"] = withAnswers(p.input, ans)
+				out["updatedInput"] = withAnswers(a.input, ans)
 			}
 		}
 	} else {
