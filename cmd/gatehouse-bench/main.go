@@ -289,7 +289,7 @@ func resolveTargets(db string) (p50, p99 float64) {
 	if db == "postgres" {
 		return 3, 5
 	}
-	return 1.5, 3
+	return 2, 3
 }
 
 func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs int, dur time.Duration) {
