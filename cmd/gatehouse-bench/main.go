@@ -432,8 +432,10 @@ const maxKiBPerParked = 16
 // baselines' (resolve rounds, healthz throughput) and reports memory per parked request.
 func capacity(t *table, db, bin, url string, cmp *comparison, iters, parked int, dur time.Duration) {
 	// All of them are one person's: past --max-parked-per-person the rest would be
-	// refused (429) and never park.
-	srv, pp, err := startGatehouse(bin, url, 0, "--max-parked-per-person", strconv.Itoa(parked+64))
+	// refused (429) and never park. Without the heap floor: it lets the idle server's
+	// heap grow to 64 MiB before the requests park, which would count part of their
+	// memory as the idle server's (at 10,000 parked the heap is past the floor anyway).
+	srv, pp, err := startGatehouse(bin, url, 0, "--max-parked-per-person", strconv.Itoa(parked+64), "--gc-min-heap-mib", "0")
 	if err != nil {
 		t.note(db, "capacity: server did not start: "+err.Error())
 		return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/app"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/heapfloor"
 	"github.com/gatehouse-dev/gatehouse/internal/logsink"
 	"github.com/gatehouse-dev/gatehouse/internal/store"
 )
@@ -84,6 +85,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) in
 	defer sink.Close()
 	log := newLogger(cfg.LogFormat, cfg.LogLevel, sink)
 	slog.SetDefault(log)
+	heapfloor.Start(int64(cfg.GCMinHeapMiB) << 20)
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		log.Error("start failed", "err", err)

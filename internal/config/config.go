@@ -58,6 +58,9 @@ type Config struct {
 	// MaxParkedPerPerson caps the requests one person keeps parked (waiting for a
 	// verdict) on one replica; the next gets 429 until one is answered.
 	MaxParkedPerPerson int
+	// GCMinHeapMiB is the least heap goal (MiB) the garbage collector keeps: below it,
+	// a small heap collects less often (internal/heapfloor). 0: Go's default.
+	GCMinHeapMiB int
 	// MaxUpstreamProcessesPerPerson caps the stdio MCP server processes one person's
 	// calls keep running on one replica; the next start gets 429 until one exits.
 	MaxUpstreamProcessesPerPerson int
@@ -145,6 +148,7 @@ var settings = []setting{
 	{"max-streams-per-user", "GATEHOUSE_MAX_STREAMS_PER_USER", "32", "live streams (API and pages) one person may hold open on this replica"},
 	{"max-parked-per-person", "GATEHOUSE_MAX_PARKED_PER_PERSON", "1000", "requests (hooks, policy asks, MCP calls) one person may keep waiting for a verdict on this replica; beyond it 429"},
 	{"max-upstream-processes-per-person", "GATEHOUSE_MAX_UPSTREAM_PROCESSES_PER_PERSON", "8", "stdio MCP server processes (--mcp-servers) one person's calls may keep running on this replica; beyond it 429"},
+	{"gc-min-heap-mib", "GATEHOUSE_GC_MIN_HEAP_MIB", "64", "the heap (MiB) the garbage collector lets grow before it collects, however little is live; 0: Go's default (twice what is live). A GOGC in the environment turns it off"},
 	{"body-read-timeout", "GATEHOUSE_BODY_READ_TIMEOUT", "30s", "longest a request body may take to arrive"},
 	{"oidc-issuer", "GATEHOUSE_OIDC_ISSUER", "", "OpenID provider's issuer URL (--auth oidc)"},
 	{"oidc-client-id", "GATEHOUSE_OIDC_CLIENT_ID", "", "client id registered with the provider; redirect URL: --public-url + /auth/callback"},
@@ -267,6 +271,9 @@ func (f *Flags) Config() (*Config, error) {
 		if *n.dst, err = strconv.Atoi(get(n.key)); err != nil || *n.dst < 1 {
 			return nil, fmt.Errorf("--%s: want a number ≥ 1, got %q", n.key, get(n.key))
 		}
+	}
+	if c.GCMinHeapMiB, err = strconv.Atoi(get("gc-min-heap-mib")); err != nil || c.GCMinHeapMiB < 0 || c.GCMinHeapMiB > 1<<20 {
+		return nil, fmt.Errorf("--gc-min-heap-mib: want a number of MiB from 0 to 1048576, got %q", get("gc-min-heap-mib"))
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
