@@ -102,8 +102,11 @@ func OpenWith(url string, o Options) (*Store, error) {
 		}
 		// WAL lets readers run beside the single writer; busy_timeout makes concurrent
 		// writers queue instead of failing with SQLITE_BUSY. Checkpoints run beside
-		// the writer, not in its commits (checkpointSQLite).
-		dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_txlock=immediate"
+		// the writer, not in its commits (checkpointSQLite). temp_store(MEMORY): a
+		// multi-row INSERT keeps the pages it changes in a statement journal, which
+		// past 64 KiB went to a temporary file — two write(2)s per page, a twentieth
+		// of storing a batch of rule answers; every sort here is bounded by a LIMIT.
+		dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(MEMORY)&_txlock=immediate"
 		db, err := openSQLite(dsn, gcfg, 4)
 		if err != nil {
 			return nil, err
