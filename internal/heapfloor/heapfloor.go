@@ -28,8 +28,11 @@ const liveMetric = "/gc/heap/live:bytes"
 // basePercent is Go's default GOGC, the growth allowed above the floor.
 const basePercent = 100
 
-// maxPercent bounds the GOGC the floor sets when almost nothing is live.
-const maxPercent = 10000
+// runtimeMinimum is the heap goal Go keeps at GOGC 100 however little is live; it
+// scales with GOGC (at 1,600 it is 64 MiB), so a GOGC that reaches the floor from a
+// tiny live heap would overshoot it by far: the percent is capped where this alone is
+// the floor.
+const runtimeMinimum = 4 << 20
 
 var started sync.Once
 
@@ -94,13 +97,15 @@ func (t *tuner) tune() {
 }
 
 // Percent is the GOGC that puts the heap goal at max(live·2, floor): Go's default
-// above the floor, the growth that reaches the floor below it (at most maxPercent).
+// above the floor, the growth that reaches the floor below it — at most the GOGC at
+// which Go's own minimum goal is the floor.
 func Percent(live, floor int64) int {
-	if live <= 0 {
-		return maxPercent
-	}
 	if live*(100+basePercent)/100 >= floor {
 		return basePercent
 	}
-	return int(min((floor-live)*100/live, maxPercent))
+	limit := floor * 100 / runtimeMinimum
+	if live <= 0 {
+		return int(max(limit, basePercent))
+	}
+	return int(max(min((floor-live)*100/live, limit), basePercent))
 }

@@ -13,11 +13,13 @@ func TestPercent(t *testing.T) {
 		live, floor int64
 		want        int
 	}{
-		{live: 4 * mib, floor: 64 * mib, want: 1500},  // goal 4 + 60 = 64 MiB
+		{live: 8 * mib, floor: 64 * mib, want: 700},   // goal 8 + 56 = 64 MiB
 		{live: 32 * mib, floor: 64 * mib, want: 100},  // twice live is the floor
 		{live: 200 * mib, floor: 64 * mib, want: 100}, // above the floor: Go's own
-		{live: 1, floor: 64 * mib, want: maxPercent},  // nothing live: bounded
-		{live: 0, floor: 64 * mib, want: maxPercent},
+		{live: 2 * mib, floor: 64 * mib, want: 1600},  // Go's minimum goal (4 MiB × 16) is the floor
+		{live: 1, floor: 64 * mib, want: 1600},
+		{live: 0, floor: 64 * mib, want: 1600},
+		{live: 0, floor: 2 * mib, want: 100}, // a floor under Go's own minimum: Go's default
 	} {
 		if got := Percent(c.live, c.floor); got != c.want {
 			t.Errorf("Percent(%d, %d) = %d, want %d", c.live, c.floor, got, c.want)
@@ -52,7 +54,7 @@ func TestTuner(t *testing.T) {
 	}
 	tu := start(floor)
 	defer tu.stop()
-	if goal := read("/gc/heap/goal:bytes"); goal < floor*9/10 {
+	if goal := read("/gc/heap/goal:bytes"); goal < floor*9/10 || goal > floor*11/10 {
 		t.Fatalf("heap goal %d bytes after Start(%d): want the floor", goal, floor)
 	}
 	if p := read("/gc/gogc:percent"); p <= 100 {
