@@ -7,9 +7,9 @@
 // on collecting and its write barriers. A floor under the heap's goal (the heap size
 // that starts the next collection) makes small heaps collect far less often; a large
 // heap — thousands of parked requests — is above the floor and collects as Go
-// would, so what a parked request costs does not change. This is the tuning Go's
-// garbage collector guide describes for a heap that is small beside the memory the
-// machine gives it (a "memory ballast", done here by setting GOGC after each cycle).
+// would, so what a parked request costs does not change. It is what a "memory
+// ballast" once did, done by setting GOGC after each cycle; GOMEMLIMIT cannot do it,
+// since a memory limit only ever makes collections more frequent.
 package heapfloor
 
 import (
