@@ -106,7 +106,7 @@ func TestChaos(t *testing.T) {
 	// Without the heap floor: the memory bound is on what the run's load leaves (a
 	// leak grows past it), not on the floor's fixed headroom, which the race
 	// detector's shadow memory counts several times over (64 MiB of floor took a
-	// race build's replica from about 200 to 360 MiB).
+	// race build's replica from about 135 to 360 MiB).
 	serve := func() *proc {
 		return startServe(t, dbURL, "--auth", "header", "--disconnect-grace", chaosGrace.String(),
 			"--policy-file", policyFile, "--log-format", "json", "--gc-min-heap-mib", "0",
