@@ -336,10 +336,17 @@ func (s *Store) RecentDecidedInSubtree(ctx context.Context, path string, limit i
 	return rows, err
 }
 
+// isPending selects the pending prompts, with the status written out: the index of
+// pending prompts by deadline (elicitations_pending_expires) holds those alone, and
+// Postgres uses a partial index only for a query whose own condition implies the
+// index's — which a bound parameter, unknown when a plan is made for every value,
+// does not.
+const isPending = "status = '" + models.StatusPending + "'"
+
 // DuePending lists pending rows whose deadline has passed.
 func (s *Store) DuePending(ctx context.Context, now time.Time, limit int) ([]models.Elicitation, error) {
 	var rows []models.Elicitation
-	err := s.ctx(ctx).Where("status = ? AND expires_at <= ?", models.StatusPending, now).
+	err := s.ctx(ctx).Where(isPending+" AND expires_at <= ?", now).
 		Order("expires_at").Limit(limit).Find(&rows).Error
 	return rows, err
 }
@@ -347,7 +354,7 @@ func (s *Store) DuePending(ctx context.Context, now time.Time, limit int) ([]mod
 // CountPending counts every pending row.
 func (s *Store) CountPending(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.ctx(ctx).Model(&models.Elicitation{}).Where("status = ?", models.StatusPending).Count(&n).Error
+	err := s.ctx(ctx).Model(&models.Elicitation{}).Where(isPending).Count(&n).Error
 	return n, err
 }
 

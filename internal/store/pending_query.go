@@ -10,7 +10,7 @@ import (
 // the database, so a narrow query finds its prompts however many others are pending.
 func (s *Store) PendingMatching(ctx context.Context, q models.PendingQuery) ([]models.Elicitation, error) {
 	var rows []models.Elicitation
-	db := s.ctx(ctx).Where("status = ?", models.StatusPending)
+	db := s.ctx(ctx).Where(isPending)
 	sessions := s.ctx(ctx).Model(&models.Session{}).Select("id")
 	narrow := false
 	if q.RootIDs != nil {
