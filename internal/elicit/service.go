@@ -27,6 +27,11 @@ import (
 type Store interface {
 	GetSession(ctx context.Context, id string) (*models.Session, error)
 	InsertElicitation(ctx context.Context, e *models.Elicitation) error
+	// OpensInOneCommit reports whether InsertOpened should store new prompts.
+	OpensInOneCommit() bool
+	// InsertOpened stores a new pending prompt and the events announcing it in one
+	// commit; the row is marked logged as far as the events take it.
+	InsertOpened(ctx context.Context, e *models.Elicitation, evs []models.LoggedEvent) ([]models.SessionEvent, error)
 	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)
 	// DecideElicitation commits d when the row is still pending, with its audit chain
 	// row and, for a rule's decision (models.ViaRule), the rule's fire count.
@@ -306,19 +311,51 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.InsertElicitation(ctx, row); err != nil {
+	if err := s.insert(ctx, p.Session, row, params); err != nil {
 		if errors.Is(err, errs.ErrConflict) {
 			// A concurrent retry with the same id inserted first: attach to it.
 			return s.open(ctx, p, false, waited)
 		}
 		return nil, err
 	}
-	s.log.Info("elicitation parked", "session_id", row.SessionID, "elicitation_id", row.ID, "origin", row.Origin)
-	// Callbacks (metrics) run before the prompt is published, so whoever sees it on a
-	// stream also sees it counted.
-	s.run(&s.onOpened, row)
-	s.publishRequest(p.Session, row.ID, params, row.Params)
 	return row, nil
+}
+
+// insert stores the new prompt row and announces it on its session's stream and its
+// ancestors'. Where the store can (OpensInOneCommit), the row and its events share
+// one commit; otherwise the events follow in a commit of their own (grouped with
+// other prompts' on Postgres).
+func (s *Service) insert(ctx context.Context, sess *models.Session, row *models.Elicitation, params map[string]any) error {
+	evs, chain := s.requestEvents(sess, row.ID, params, row.Params)
+	if evs == nil || !s.store.OpensInOneCommit() {
+		if err := s.store.InsertElicitation(ctx, row); err != nil {
+			return err
+		}
+		s.opened(row)
+		if evs != nil {
+			s.bus.Publish(chain, evs)
+		}
+		return nil
+	}
+	return s.bus.PublishIn(chain, evs, func(logged []models.LoggedEvent, _ func([]models.SessionEvent) (string, string)) ([]models.SessionEvent, error) {
+		if len(logged) > 0 { // a bus without a log has none to give
+			row.Logged = models.LoggedRequest
+		}
+		rows, err := s.store.InsertOpened(ctx, row, logged)
+		if err != nil {
+			row.Logged = models.LoggedNone
+			return nil, err
+		}
+		s.opened(row)
+		return rows, nil
+	})
+}
+
+// opened logs a stored prompt and runs the callbacks (metrics) on it — before it is
+// published, so whoever sees it on a stream also sees it counted.
+func (s *Service) opened(row *models.Elicitation) {
+	s.log.Info("elicitation parked", "session_id", row.SessionID, "elicitation_id", row.ID, "origin", row.Origin)
+	s.run(&s.onOpened, row)
 }
 
 // newRow is the pending row Open stores for p (its id chosen), and the params the
