@@ -103,6 +103,19 @@ func (s *Store) DecideElicitation(ctx context.Context, id, sessionID string, d m
 	return dc.row, dc.err
 }
 
+// followedUpIfNobodyWasTold marks a decided prompt's notifications planned to the end
+// (NotifiedAll) when it has none: the planner's follow-up for it would plan nothing
+// (notify.Service.followUp sends the answer only where the question went), yet it
+// took a commit of its own after every verdict. A prompt with deliveries keeps its
+// stage for the planner. SQLite only: its writers take turns, so the planner cannot be
+// adding deliveries between the check and the update; on Postgres it could, unseen by
+// this statement's snapshot.
+var followedUpIfNobodyWasTold = `, notified = CASE WHEN notified < ` + notifiedAll + ` AND NOT EXISTS
+	(SELECT 1 FROM notifications WHERE notifications.elicitation_id = elicitations.id) THEN ` + notifiedAll + ` ELSE notified END`
+
+// notifiedAll is models.NotifiedAll as SQL.
+var notifiedAll = strconv.Itoa(models.NotifiedAll)
+
 // decideStatement is DecideElicitation's statement: on SQLite the deciding UPDATE,
 // on Postgres that UPDATE with the chain's append, the rule's fire and the NOTIFY.
 //
@@ -137,6 +150,9 @@ func (s *Store) decideStatement(id, sessionID string, d models.Decision) (string
 	if d.OnlyIfLeaseAsSeen {
 		cond += ` AND lease_until = ?`
 		args = append(args, d.SeenLease)
+	}
+	if s.dialect == SQLite {
+		set += followedUpIfNobodyWasTold
 	}
 	query := `UPDATE elicitations SET ` + set + ` WHERE id = ? AND (` + cond + `) IS TRUE`
 	if s.dialect == SQLite {
