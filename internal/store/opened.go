@@ -14,7 +14,7 @@ import (
 // (internal/groupcommit): a transaction for each prompt would undo that.
 func (s *Store) OpensInOneCommit() bool { return s.dialect == SQLite }
 
-// openedColumns are the columns InsertOpened writes, in the order of openedArgs; the
+// openedColumns are the columns InsertOpened writes, in the order of its arguments; the
 // others (the verdict's, consumed_at, chained) take their defaults, as for a prompt
 // nobody has decided.
 const openedColumns = `id, session_id, origin, params, status, created_at, expires_at, lease_until, logged, notified,

@@ -30,7 +30,7 @@ func TestPendingPromptsAreFoundByTheirOwnIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		postgres := strings.HasPrefix(db.NewURL(t), "postgres")
+		postgres := db.Name == "postgres"
 		emptyObject := "CAST('{}' AS BLOB)" // as the server writes params: bytes
 		if postgres {
 			emptyObject = "'{}'"
