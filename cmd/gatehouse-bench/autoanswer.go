@@ -39,6 +39,9 @@ type autoFigures struct {
 type autoBaselines struct {
 	FloorHook, FloorEval, FloorRunner, PassRunner autoFigures
 	PeerEval                                      *autoFigures
+	// The floor's and the peer's requests themselves (PeerEvalCall nil: no peer):
+	// each Gatehouse row measures them again beside Gatehouse (measureAuto).
+	FloorHookCall, FloorEvalCall, FloorRunnerCall, PeerEvalCall call
 }
 
 // call sends one auto-answered request on hc and checks its answer.
@@ -118,15 +121,19 @@ func measureAutoBaselines(floorURL, passURL, peerURL string, n int, d time.Durat
 		c   call
 		out *autoFigures
 	}
+	ab.FloorHookCall = postCheck(floorURL+"/hook", hookBody(""), nil, `"behavior":"allow"`)
+	ab.FloorEvalCall = postCheck(floorURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW")
+	ab.FloorRunnerCall = postCheck(floorURL+"/v1/sessions/bench/mcp/execute", runnerCall(), nil, `"ran `+benchTool+`"`)
 	kinds := []kind{
-		{postCheck(floorURL+"/hook", hookBody(""), nil, `"behavior":"allow"`), &ab.FloorHook},
-		{postCheck(floorURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW"), &ab.FloorEval},
-		{postCheck(floorURL+"/v1/sessions/bench/mcp/execute", runnerCall(), nil, `"ran `+benchTool+`"`), &ab.FloorRunner},
+		{ab.FloorHookCall, &ab.FloorHook},
+		{ab.FloorEvalCall, &ab.FloorEval},
+		{ab.FloorRunnerCall, &ab.FloorRunner},
 		{postCheck(passURL+"/v1/sessions/bench/mcp/execute", runnerCall(), nil, `"ran `+benchTool+`"`), &ab.PassRunner},
 	}
 	if peerURL != "" {
 		ab.PeerEval = &autoFigures{}
-		kinds = append(kinds, kind{postCheck(peerURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW"), ab.PeerEval})
+		ab.PeerEvalCall = postCheck(peerURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW")
+		kinds = append(kinds, kind{ab.PeerEvalCall, ab.PeerEval})
 	}
 	hcs := make([]*http.Client, len(kinds))
 	for i, k := range kinds {
@@ -173,9 +180,9 @@ func overFloor(by time.Duration) limit {
 type autoKind struct {
 	name         string
 	gatehouse    call
-	floor        autoFigures
-	peer         *autoFigures // nil: no peer figure
-	peerHasIt    bool         // the peer has an equivalent (it may still not have run)
+	floor        call // the floor's answer to the same request
+	peer         call // the peer's (nil: no peer figure)
+	peerHasIt    bool // the peer has an equivalent (it may still not have run)
 	lim50, lim99 limit
 	// settle, when set, returns once what the throughput run answered is stored (a
 	// read that waits for it): the run counts as lasting until then, so answers whose
@@ -194,59 +201,126 @@ type autoResult struct {
 
 // measureAuto measures k on Gatehouse and adds its rows: p50 and p99 at one connection,
 // throughput at autoConns, each beside the floor and the peer with its target.
+//
+// The floor and the peer are measured again here, beside Gatehouse, rather than
+// taken from the baselines measured minutes before: on a shared machine whatever
+// else runs comes and goes, and a ratio of figures taken minutes apart measured that
+// as much as Gatehouse. The latency samples are interleaved (Gatehouse, floor, peer,
+// Gatehouse, …) and the throughput runs alternate in rateSlices slices each.
 func measureAuto(t *table, db string, k autoKind, n int, d time.Duration) (autoResult, error) {
-	hc := newHTTP(4)
-	defer hc.CloseIdleConnections()
 	var r autoResult
-	lat, err := latencies(hc, k.gatehouse, n)
+	sides := []call{k.gatehouse, k.floor}
+	if k.peer != nil {
+		sides = append(sides, k.peer)
+	}
+	lats, err := interleavedLatencies(sides, n)
 	if err != nil {
 		return r, err
 	}
-	start := time.Now()
-	rate, err := rateOf(k.gatehouse, d)
+	rates, err := alternatingRates(sides, k.settle, d)
 	if err != nil {
 		return r, err
 	}
-	if k.settle != nil {
-		answered := rate * d.Seconds()
-		if err := k.settle(); err != nil {
-			return r, err
-		}
-		rate = answered / time.Since(start).Seconds()
+	lat, rate := lats[0], rates[0]
+	floor := autoFigures{Lat: lats[1], Rate: rates[1]}
+	var peerFigs *autoFigures
+	if k.peer != nil {
+		peerFigs = &autoFigures{Lat: lats[2], Rate: rates[2]}
 	}
 	r.figs = autoFigures{Lat: lat, Rate: rate}
 	for _, p := range []float64{50, 99} {
-		g, f := percentile(lat, p), percentile(k.floor.Lat, p)
+		g, f := percentile(lat, p), percentile(floor.Lat, p)
 		lim := k.lim50
 		if p == 99 {
 			lim = k.lim99
 		}
 		most, label := lim(f)
 		peer := "—"
-		if k.peer != nil {
-			q := percentile(k.peer.Lat, p)
+		if peerFigs != nil {
+			q := percentile(peerFigs.Lat, p)
 			peer = fmtDur(q) + " (" + ratio(g, q) + ")"
 		}
 		t.vs(db, fmt.Sprintf("%s p%g (1 connection)", k.name, p), fmtDur(g), fmtDur(f)+" ("+ratio(g, f)+")", peer, "—", verdict(label, g <= most))
 		r.missLat = r.missLat || g > most
 	}
-	met := rate >= 0.5*k.floor.Rate
+	met := rate >= 0.5*floor.Rate
 	label := "≥ 0.5× floor"
 	peer := "—"
 	switch {
-	case k.peer != nil:
-		peer = fmt.Sprintf("%.0f/s (%.2f×)", k.peer.Rate, rate/k.peer.Rate)
+	case peerFigs != nil:
+		peer = fmt.Sprintf("%.0f/s (%.2f×)", peerFigs.Rate, rate/peerFigs.Rate)
 		label += ", ≥ 3× peer"
-		met = met && rate >= 3*k.peer.Rate
+		met = met && rate >= 3*peerFigs.Rate
 	case k.peerHasIt:
 		label += " (no peer to compare)"
 	default:
 		label += " (the peer has no equivalent)"
 	}
 	t.vs(db, fmt.Sprintf("%s throughput (%d connections)", k.name, autoConns), fmt.Sprintf("%.0f/s", rate),
-		fmt.Sprintf("%.0f/s (%.2f×)", k.floor.Rate, rate/k.floor.Rate), peer, "—", verdict(label, met))
+		fmt.Sprintf("%.0f/s (%.2f×)", floor.Rate, rate/floor.Rate), peer, "—", verdict(label, met))
 	r.missThr = !met
 	return r, nil
+}
+
+// rateSlices is how many turns each server takes in an alternating throughput run.
+const rateSlices = 3
+
+// interleavedLatencies times n requests on each of sides, one of each in turn, after
+// autoWarmup untimed ones each; each side has a connection of its own.
+func interleavedLatencies(sides []call, n int) ([][]time.Duration, error) {
+	hcs := make([]*http.Client, len(sides))
+	for i, c := range sides {
+		hcs[i] = newHTTP(4)
+		defer hcs[i].CloseIdleConnections()
+		if _, err := latencies(hcs[i], c, 0); err != nil {
+			return nil, err
+		}
+	}
+	out := make([][]time.Duration, len(sides))
+	for j := 0; j < n; j++ {
+		for i, c := range sides {
+			t0 := time.Now()
+			if err := c(hcs[i]); err != nil {
+				return nil, err
+			}
+			out[i] = append(out[i], time.Since(t0))
+		}
+	}
+	return out, nil
+}
+
+// alternatingRates is each side's throughput from autoConns connections, d in all,
+// run in rateSlices turns (first side, second, …, first again): what else the machine
+// runs weighs on every side alike. settle (nil: none), run after each of the first
+// side's turns, counts in that turn's time (the rule-answered hooks' storing).
+func alternatingRates(sides []call, settle func() error, d time.Duration) ([]float64, error) {
+	answered := make([]float64, len(sides))
+	spent := make([]time.Duration, len(sides))
+	hcs := make([]*http.Client, len(sides))
+	for i := range sides {
+		hcs[i] = newHTTP(2 * autoConns)
+		defer hcs[i].CloseIdleConnections()
+	}
+	turn := d / rateSlices
+	for range rateSlices {
+		for i, c := range sides {
+			start := time.Now()
+			rate, err := throughput(autoConns, turn, func() error { return c(hcs[i]) })
+			if err == nil && i == 0 && settle != nil {
+				err = settle()
+			}
+			if err != nil {
+				return nil, err
+			}
+			answered[i] += rate * turn.Seconds()
+			spent[i] += time.Since(start)
+		}
+	}
+	rates := make([]float64, len(sides))
+	for i := range sides {
+		rates[i] = answered[i] / spent[i].Seconds()
+	}
+	return rates, nil
 }
 
 // passNote sets Gatehouse's MCP pass-through figures (g) beside the bare pass-through's:

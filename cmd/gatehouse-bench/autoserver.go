@@ -48,17 +48,17 @@ func runAutoAnswered(t *table, db, bin, url, runnerURL string, ab *autoBaselines
 	hook := postCheck(session+"/hooks/permission-request", hookBody(""), nil, `"behavior":"allow"`)
 	commitBefore, _ := scrapeHistogram(hc, srv.MetricsURL, commitHistogram)
 	kinds := []autoKind{
-		{name: "policies/evaluate → ALLOW", floor: ab.FloorEval, peer: ab.PeerEval, peerHasIt: true,
+		{name: "policies/evaluate → ALLOW", floor: ab.FloorEvalCall, peer: ab.PeerEvalCall, peerHasIt: true,
 			lim50: overFloor(100 * time.Microsecond), lim99: overFloor(time.Millisecond),
 			gatehouse: postCheck(session+"/policies/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW")},
-		{name: "MCP tools/call passed to the runner", floor: ab.FloorRunner,
+		{name: "MCP tools/call passed to the runner", floor: ab.FloorRunnerCall,
 			lim50: overFloor(100 * time.Microsecond), lim99: overFloor(time.Millisecond),
 			gatehouse: postCheck(session+"/mcp", map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
 				"params": map[string]any{"name": benchTool, "arguments": map[string]any{"text": "hi"}}},
 				map[string]string{"Mcp-Session-Id": mcpSession, "MCP-Protocol-Version": mcpVersion, "Accept": "application/json, text/event-stream"},
 				`"ran `+benchTool+`"`),
 			why: func(g autoFigures) string { return passNote(ab, g) }},
-		{name: "hook answered by an allow rule", floor: ab.FloorHook, peer: ab.PeerEval, peerHasIt: true,
+		{name: "hook answered by an allow rule", floor: ab.FloorHookCall, peer: ab.PeerEvalCall, peerHasIt: true,
 			lim50: timesFloor(2), lim99: timesFloor(3),
 			settle: func() error { // reading the rule waits for the answers given before to be stored
 				code, b, err := getJSON(hc, srv.URL+"/v1/rules/"+ruleID)

@@ -123,7 +123,8 @@ func main() {
 		pass.stop()
 	}
 	if peer != nil {
-		peer.stop()
+		// Kept to the end: each auto-answered row measures it again beside Gatehouse.
+		defer peer.stop()
 	}
 	if figs[0].Err != nil {
 		fail(fmt.Errorf("reference floor: %w", figs[0].Err))
@@ -157,8 +158,10 @@ func main() {
 			"allow rule), /evaluate and its runner endpoint (an MCP tools/call's floor is the runner called directly), and the peer's /evaluate (the seed's "+
 			"in-memory policy answer: its equivalent of both the hook and the evaluation; it has no MCP proxy), and the runner called through a bare "+
 			"pass-through (this tool's: net/http server and client, nothing else, a process of its own); %d samples each on one connection, interleaved, "+
-			"after %d untimed, then throughput at %d connections for %s each. Gatehouse is measured the same way, on a server and database of its own "+
-			"whose runner is the floor's; its rule-answered hooks' throughput run lasts until their decisions are stored (a read of the rule waits for them).", *iters, autoWarmup, autoConns, *dur))
+			"after %d untimed, then throughput at %d connections for %s each. Gatehouse is measured on a server and database of its own whose runner is "+
+			"the floor's, and each of its rows measures the floor and the peer again beside it: %d samples of each in turn (Gatehouse, floor, peer, …), "+
+			"then throughput in %d alternating turns of %s each; its rule-answered hooks' turns last until their decisions are stored (a read of the rule "+
+			"waits for them).", *iters, autoWarmup, autoConns, *dur, *iters, rateSlices, *dur/rateSlices))
 	}
 
 	for _, db := range strings.Split(*dbs, ",") {
