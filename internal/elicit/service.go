@@ -27,11 +27,11 @@ import (
 type Store interface {
 	GetSession(ctx context.Context, id string) (*models.Session, error)
 	InsertElicitation(ctx context.Context, e *models.Elicitation) error
-	// OpensInOneCommit reports whether InsertOpened should store new prompts.
-	OpensInOneCommit() bool
 	// InsertOpened stores a new pending prompt and the events announcing it in one
-	// commit; the row is marked logged as far as the events take it.
-	InsertOpened(ctx context.Context, e *models.Elicitation, evs []models.LoggedEvent) ([]models.SessionEvent, error)
+	// commit (with notify's NOTIFY, when set); the row is marked logged as far as the
+	// events take it.
+	InsertOpened(ctx context.Context, e *models.Elicitation, evs []models.LoggedEvent,
+		notify func([]models.SessionEvent) (channel, payload string)) ([]models.SessionEvent, error)
 	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)
 	// DecideElicitation commits d when the row is still pending, with its audit chain
 	// row and, for a rule's decision (models.ViaRule), the rule's fire count.
@@ -322,12 +322,11 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 }
 
 // insert stores the new prompt row and announces it on its session's stream and its
-// ancestors'. Where the store can (OpensInOneCommit), the row and its events share
-// one commit; otherwise the events follow in a commit of their own (grouped with
-// other prompts' on Postgres).
+// ancestors': the row and its events share one commit (store.InsertOpened). Only a
+// prompt whose events could not be encoded is stored alone.
 func (s *Service) insert(ctx context.Context, sess *models.Session, row *models.Elicitation, params map[string]any) error {
 	evs, chain := s.requestEvents(sess, row.ID, params, row.Params)
-	if evs == nil || !s.store.OpensInOneCommit() {
+	if evs == nil {
 		if err := s.store.InsertElicitation(ctx, row); err != nil {
 			return err
 		}
@@ -337,11 +336,11 @@ func (s *Service) insert(ctx context.Context, sess *models.Session, row *models.
 		}
 		return nil
 	}
-	return s.bus.PublishIn(chain, evs, func(logged []models.LoggedEvent, _ func([]models.SessionEvent) (string, string)) ([]models.SessionEvent, error) {
+	return s.bus.PublishIn(chain, evs, func(logged []models.LoggedEvent, notify func([]models.SessionEvent) (string, string)) ([]models.SessionEvent, error) {
 		if len(logged) > 0 { // a bus without a log has none to give
 			row.Logged = models.LoggedRequest
 		}
-		rows, err := s.store.InsertOpened(ctx, row, logged)
+		rows, err := s.store.InsertOpened(ctx, row, logged, notify)
 		if err != nil {
 			row.Logged = models.LoggedNone
 			return nil, err

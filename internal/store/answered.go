@@ -52,16 +52,7 @@ func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, e
 		if logged, err = appendEventsBatch(tx, evs); err != nil || notify == nil {
 			return err
 		}
-		// A NOTIFY's payload is capped at 8,000 bytes: name the rows a slice at a time.
-		for rest := logged; len(rest) > 0; {
-			n := min(len(rest), maxNotifiedRows)
-			channel, payload := notify(rest[:n])
-			if _, err := tx.exec("SELECT pg_notify(?, ?)", channel, payload); err != nil {
-				return err
-			}
-			rest = rest[n:]
-		}
-		return nil
+		return notifyRows(tx, logged, notify)
 	}
 	// database/sql directly, as for every verdict on SQLite (decideAndChainSQLite):
 	// GORM's statement building was a tenth of an answer's CPU on Postgres. SQLite
@@ -79,6 +70,20 @@ func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, e
 
 // maxNotifiedRows is how many event rows one NOTIFY names (their ids, comma-separated).
 const maxNotifiedRows = 200
+
+// notifyRows sends, in tx, the NOTIFY notify names for the logged rows: a NOTIFY's
+// payload is capped at 8,000 bytes, so a slice of maxNotifiedRows at a time.
+func notifyRows(tx statements, logged []models.SessionEvent, notify func([]models.SessionEvent) (channel, payload string)) error {
+	for rest := logged; len(rest) > 0; {
+		n := min(len(rest), maxNotifiedRows)
+		channel, payload := notify(rest[:n])
+		if _, err := tx.exec("SELECT pg_notify(?, ?)", channel, payload); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
 
 // decidedColumns are the columns InsertDecided writes, in the order of decidedArgs.
 const decidedColumns = `id, session_id, origin, params, status, action, content, resolved_by, resolved_via,

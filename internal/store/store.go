@@ -66,6 +66,9 @@ type Store struct {
 	// inserts gathers prompts stored at once into one INSERT (Postgres; nil on SQLite,
 	// whose single writer commits without a network round trip).
 	inserts *groupcommit.Group[*insertion]
+	// openings gathers prompts opened with their announcements at once into one
+	// transaction (Postgres; nil on SQLite).
+	openings *groupcommit.Group[*opening]
 	// decisions gathers verdicts given at once into one transaction (Postgres; nil on
 	// SQLite).
 	decisions *groupcommit.Group[*decision]
@@ -149,6 +152,7 @@ func OpenWith(url string, o Options) (*Store, error) {
 		s := &Store{db: db, wdb: db, jdb: jdb, dialect: Postgres, url: url, timeout: timeout, sessions: newSessionCache(sessionCacheSize),
 			rules: newRuleCache(false)}
 		s.inserts = &groupcommit.Group[*insertion]{Run: s.insertGroup, Max: maxGroupInserts}
+		s.openings = &groupcommit.Group[*opening]{Run: s.openGroup, Max: maxGroupOpenings}
 		s.decisions = &groupcommit.Group[*decision]{Run: s.decideGroup, Max: maxGroupDecisions}
 		return s, nil
 	default:
