@@ -331,9 +331,6 @@ func (s *Service) insert(ctx context.Context, sess *models.Session, row *models.
 			return err
 		}
 		s.opened(row)
-		if evs != nil {
-			s.bus.Publish(chain, evs)
-		}
 		return nil
 	}
 	return s.bus.PublishIn(chain, evs, func(logged []models.LoggedEvent, notify func([]models.SessionEvent) (string, string)) ([]models.SessionEvent, error) {
