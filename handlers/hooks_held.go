@@ -32,20 +32,24 @@ func (s *Server) holdHook(c echo.Context, prepare prepareFunc) bool {
 		return false
 	}
 	dc := s.detach(c)
-	return s.holdWith(c, func(ctx context.Context, line []any, answer func(held.Answer)) {
+	return s.holdWith(c, func(ctx context.Context, line logLine, answer func(held.Answer)) {
 		dc.SetRequest(dc.Request().WithContext(ctx))
-		p, err := s.park.Park(ctx, s.prepareWith(dc, prepare))
-		dc = nil // the wait needs none of the request
-		switch body, immediate := p.Immediate(); {
-		case err != nil:
-			answer(s.heldError(err, line))
-		case immediate:
-			answer(heldJSON(body))
-		case !p.Waiting():
-			answer(heldJSON(p.NoVerdict()))
-		default:
-			s.heldAwait(ctx, p, line, answer)
-		}
+		// In line for a slot with no goroutine of its own (park.ParkThen); the answer
+		// is written, or the wait registered, on the worker that prepared it.
+		s.park.ParkThen(ctx, s.prepareWith(dc, prepare), func(p park.Parked, err error) {
+			s.heldSafely(line, answer, func() {
+				switch body, immediate := p.Immediate(); {
+				case err != nil:
+					answer(s.heldError(err, line))
+				case immediate:
+					answer(heldJSON(body))
+				case !p.Waiting():
+					answer(heldJSON(p.NoVerdict()))
+				default:
+					s.heldAwait(ctx, p, line, answer)
+				}
+			})
+		})
 	})
 }
 
@@ -54,16 +58,16 @@ func (s *Server) hold(c echo.Context, p park.Parked) bool {
 	if s.held == nil {
 		return false
 	}
-	return s.holdWith(c, func(ctx context.Context, line []any, answer func(held.Answer)) {
+	return s.holdWith(c, func(ctx context.Context, line logLine, answer func(held.Answer)) {
 		s.heldAwait(ctx, p, line, answer)
 	})
 }
 
 // holdWith holds c's request: start calls answer once, from any goroutine, with what
 // to send; the request is logged (line: its log attributes) when it is sent.
-func (s *Server) holdWith(c echo.Context, start func(ctx context.Context, line []any, answer func(held.Answer))) bool {
+func (s *Server) holdWith(c echo.Context, start func(ctx context.Context, line logLine, answer func(held.Answer))) bool {
 	begun, _ := c.Get(ctxStart).(time.Time)
-	line := requestLine(c)
+	line := lineOf(c).kept()
 	ok := s.held.Hold(c.Response(), c.Request(), func(ctx context.Context, send func(held.Answer)) {
 		answer := func(a held.Answer) {
 			after := a.Sent
@@ -90,7 +94,7 @@ func (s *Server) holdWith(c echo.Context, start func(ctx context.Context, line [
 // heldSafely runs work, which answers a held request; a panic in it is the request's
 // 500. Off Echo, so off its Recover middleware: each goroutine a held request's work
 // runs on recovers its own panics.
-func (s *Server) heldSafely(line []any, answer func(held.Answer), work func()) {
+func (s *Server) heldSafely(line logLine, answer func(held.Answer), work func()) {
 	defer func() {
 		if p := recover(); p != nil {
 			answer(s.heldError(fmt.Errorf("panic: %v\n%s", p, debug.Stack()), line))
@@ -101,7 +105,7 @@ func (s *Server) heldSafely(line []any, answer func(held.Answer), work func()) {
 
 // heldAwait waits, with no goroutine, for a parked request's verdict and answers with
 // it; the verdict is published once the answer is out (elicit.Ended.Answered).
-func (s *Server) heldAwait(ctx context.Context, p park.Parked, line []any, answer func(held.Answer)) {
+func (s *Server) heldAwait(ctx context.Context, p park.Parked, line logLine, answer func(held.Answer)) {
 	p.Then(ctx, func(v elicit.Ended, reply any, err error) {
 		s.heldSafely(line, answer, func() {
 			var a held.Answer
@@ -131,13 +135,13 @@ func heldJSON(body any) held.Answer {
 
 // heldError is err's error envelope (classify); a client that hung up gets nothing.
 // A 5xx is logged with the request's attributes (line), as errorHandler does.
-func (s *Server) heldError(err error, line []any) held.Answer {
+func (s *Server) heldError(err error, line logLine) held.Answer {
 	if errors.Is(err, elicit.ErrClientGone) {
 		return held.Answer{}
 	}
 	status, code, msg := classify(err)
 	if status >= 500 {
-		s.log.Error("request failed", append(line[:len(line):len(line)], "err", err)...)
+		s.log.Error("request failed", line.attrs("err", err)...)
 	}
 	b, _ := json.Marshal(envelope{Error: envelopeBody{Code: code, Message: msg}})
 	a := held.Answer{Status: status, ContentType: echo.MIMEApplicationJSON, Body: b}

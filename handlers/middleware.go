@@ -62,15 +62,30 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if held, _ := c.Get(ctxHeld).(bool); held {
 			return nil
 		}
-		s.logRequest(requestLine(c), c.Response().Status, start, isRead(c.Request().Method))
+		s.logRequest(lineOf(c), c.Response().Status, start, isRead(c.Request().Method))
 		return nil
 	}
 }
 
-// requestLine is a request's attributes in its access log line.
-func requestLine(c echo.Context) []any {
+// logLine is what a request's log lines say about it.
+type logLine struct{ id, method, path string }
+
+// lineOf is c's request as its log lines show it.
+func lineOf(c echo.Context) logLine {
 	r := c.Request()
-	return []any{"request_id", requestID(c), "method", r.Method, "path", logPath(r)}
+	return logLine{id: requestID(c), method: r.Method, path: logPath(r)}
+}
+
+// kept is l for a request that keeps it while it waits (held): strings of its own,
+// not the request line they were cut from — and not yet the attribute list (boxed
+// values) they become.
+func (l logLine) kept() logLine {
+	return logLine{id: l.id, method: strings.Clone(l.method), path: strings.Clone(l.path)}
+}
+
+// attrs are l's attributes for a log line, followed by more.
+func (l logLine) attrs(more ...any) []any {
+	return append([]any{"request_id", l.id, "method", l.method, "path", l.path}, more...)
 }
 
 // actionPrefix starts the path of an action link, whose last segment is its token.
@@ -92,18 +107,18 @@ func isRead(method string) bool {
 	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
 }
 
-// logRequest writes a request's access log line (line: requestLine): a 5xx at warn, a
+// logRequest writes a request's access log line: a 5xx at warn, a
 // read that succeeded at debug, the rest — writes, and every refusal — at info, so the
 // log at its default level says what happened. Held requests write theirs when
 // answered (hold).
-func (s *Server) logRequest(line []any, status int, start time.Time, read bool) {
+func (s *Server) logRequest(line logLine, status int, start time.Time, read bool) {
 	lvl := slog.LevelInfo
 	if status >= 500 {
 		lvl = slog.LevelWarn
 	} else if read && status < 400 {
 		lvl = slog.LevelDebug
 	}
-	s.log.Log(context.Background(), lvl, "http", append(line[:len(line):len(line)], "status", status, "duration", time.Since(start))...)
+	s.log.Log(context.Background(), lvl, "http", line.attrs("status", status, "duration", time.Since(start))...)
 }
 
 // identify resolves the caller's identity for every route that needs one.

@@ -30,7 +30,7 @@ func TestAccessLogLevels(t *testing.T) {
 	} {
 		var buf bytes.Buffer
 		s := &Server{log: slog.New(slog.NewTextHandler(&buf, nil))} // the default level: info
-		s.logRequest([]any{"method", c.method, "path", "/x"}, c.status, time.Now(), isRead(c.method))
+		s.logRequest(logLine{method: c.method, path: "/x"}, c.status, time.Now(), isRead(c.method))
 		got := buf.String()
 		switch {
 		case c.want == "" && got != "":

@@ -30,11 +30,10 @@ func (s *Service) WaitAtMost(ctx context.Context, person, id string, d time.Dura
 	if err != nil || !cur.IsPending() || d <= 0 {
 		return cur, err
 	}
-	release, err := s.parks.take(person)
-	if err != nil {
+	if err := s.parks.take(person); err != nil {
 		return nil, err
 	}
-	defer release()
+	defer s.parks.give(person)
 	deadline := s.clock.After(d)
 	for {
 		select {

@@ -36,17 +36,16 @@ func newParkCounts(max int) *parkCounts {
 }
 
 // take counts one more parked request of person, or refuses it (errs.TooManyRequests,
-// saying what the limit is and how many are parked) when person is at the cap. The
-// returned release gives the slot back; it is safe to call more than once.
-func (c *parkCounts) take(person string) (release func(), err error) {
+// saying what the limit is and how many are parked) when person is at the cap. give
+// gives the slot back, once per take.
+func (c *parkCounts) take(person string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if n := c.n[person]; n >= c.max {
-		return nil, errs.TooManyRequests("too many parked requests: %d of yours are waiting for a person here (at most %d per person); answer or cancel some first", n, c.max)
+		return errs.TooManyRequests("too many parked requests: %d of yours are waiting for a person here (at most %d per person); answer or cancel some first", n, c.max)
 	}
 	c.n[person]++
-	var once sync.Once
-	return func() { once.Do(func() { c.give(person) }) }, nil
+	return nil
 }
 
 func (c *parkCounts) give(person string) {

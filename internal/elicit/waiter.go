@@ -30,17 +30,27 @@ type Waiter struct {
 	row *models.Elicitation
 	// done is set when the prompt was already decided at attach time.
 	done bool
-	// release gives back the person's parked-request slot (see parkCounts); once.
-	release func()
+	// person is whose parked request this is; holdsSlot, that the wait still counts
+	// as one of theirs (see parkCounts).
+	person    string
+	holdsSlot atomic.Bool
 
-	// While waiting (Then): ctx is the wait's context; next, when set, is run once
+	// While waiting (Then): ctx is the wait's context; armed, proceed is to run once
 	// something may have happened (poke); expired and recheck are set by the wait's
 	// timers.
 	mu      sync.Mutex
 	ctx     context.Context
-	next    func()
+	armed   bool
 	expired atomic.Bool
 	recheck atomic.Bool
+
+	// Then's: f to call at the end, whether it counted as parked, and how to stop
+	// what it registered. Only the continuation (one run at a time) touches finished
+	// and stopRecheck.
+	then                  func(Ended, error)
+	counted, finished     bool
+	stopDeadline, stopCtx func() bool
+	stopRecheck           func() bool
 }
 
 // Attach registers a waiter and then opens the prompt (or re-attaches to it by id).
@@ -56,25 +66,22 @@ func (s *Service) Attach(ctx context.Context, p Prompt) (*Waiter, error) {
 	if minted {
 		p.ID = ids.NewOrdered(ids.ElicitationPrefix)
 	}
-	release, err := s.parks.take(p.Person)
-	if err != nil {
-		if minted || !s.endedPrompt(ctx, p) {
-			return nil, err
-		}
-		release = func() {} // answered at once: it does not wait
-	}
-	w := &Waiter{s: s}
+	w := &Waiter{s: s, person: p.Person}
+	if err := s.parks.take(p.Person); err == nil {
+		w.holdsSlot.Store(true)
+	} else if minted || !s.endedPrompt(ctx, p) {
+		return nil, err
+	} // else answered at once: it does not wait
 	w.ch = s.waiters.add(p.ID, w.poke)
 	row, err := s.open(ctx, p, minted, true)
 	if err != nil {
 		s.waiters.remove(p.ID, w.ch)
-		release()
+		w.giveSlot()
 		return nil, err
 	}
 	w.setRow(row)
-	w.release = release
 	if w.done {
-		release() // answered at once: it does not wait
+		w.giveSlot() // answered at once: it does not wait
 	}
 	return w, nil
 }
@@ -113,8 +120,13 @@ func (w *Waiter) Ended() bool { return w.done }
 // Close unregisters a waiter that will not Wait, and gives back its person's slot.
 func (w *Waiter) Close() {
 	w.s.waiters.remove(w.row.ID, w.ch)
-	if w.release != nil {
-		w.release()
+	w.giveSlot()
+}
+
+// giveSlot gives back the person's parked-request slot, if the wait still holds it.
+func (w *Waiter) giveSlot() {
+	if w.holdsSlot.Swap(false) {
+		w.s.parks.give(w.person)
 	}
 }
 
@@ -147,7 +159,9 @@ func (w *Waiter) WaitToAnswer(ctx context.Context) (Ended, error) {
 // Then is WaitToAnswer without a goroutine waiting: it returns at once, and f is
 // called with what WaitToAnswer would return — on a goroutine started when the wait
 // ends, or on the caller's when the prompt had ended already. Until then the wait is
-// a registered channel, a timer and the callbacks that look at them.
+// a registered channel, a timer and the Waiter itself: what the continuation needs is
+// kept in its fields, not in closures of their own, each of which a parked request
+// would keep.
 func (w *Waiter) Then(ctx context.Context, f func(Ended, error)) {
 	s := w.s
 	if w.done {
@@ -155,72 +169,94 @@ func (w *Waiter) Then(ctx context.Context, f func(Ended, error)) {
 		f(endedOf(w.row), nil)
 		return
 	}
-	counted := s.enterPark()
-	stopDeadline := s.clock.AfterFunc(w.row.ExpiresAt.Sub(s.clock.Now()), func() {
-		w.expired.Store(true)
-		w.poke()
-	})
-	stopCtx := context.AfterFunc(ctx, w.poke)
-	var stopRecheck func() bool
-	finished := false
-	finish := func(v Ended, err error) {
-		if finished {
-			return
-		}
-		finished = true
-		stopDeadline()
-		stopCtx()
-		if stopRecheck != nil {
-			stopRecheck()
-		}
-		if counted {
-			s.parked.Done()
-		}
-		w.Close()
-		f(v, err)
-	}
-	var step func()
-	step = func() {
-		// On a goroutine of its own, beyond any Recover middleware: a panic is the
-		// wait's error.
-		defer func() {
-			if r := recover(); r != nil {
-				finish(Ended{}, fmt.Errorf("panic while waiting for a verdict: %v\n%s", r, debug.Stack()))
-			}
-		}()
-		done, reread := w.step()
-		switch {
-		case done != nil:
-			finish(done.v, done.err)
-			return
-		case !reread:
-			w.arm(step)
-			return
-		}
-		// Woken: re-read the row, the truth. While the database is unavailable (a
-		// restart, a failover) the request stays parked and reads again shortly; a
-		// verdict given once it is back still reaches it.
-		cur, err := s.store.GetElicitation(context.WithoutCancel(ctx), w.row.ID)
-		switch {
-		case errors.Is(err, errs.ErrUnavailable):
-			s.log.Warn("parked request cannot read its prompt; retrying", "elicitation_id", w.row.ID, "err", err)
-			stopRecheck = s.clock.AfterFunc(unavailableRecheck, func() {
-				w.recheck.Store(true)
-				w.poke()
-			})
-		case err != nil:
-			finish(Ended{}, err)
-			return
-		case !cur.IsPending():
-			finish(endedOf(cur), nil)
-			return
-		}
-		w.arm(step)
-	}
+	w.then, w.counted = f, s.enterPark()
+	w.stopDeadline = s.clock.AfterFunc(w.row.ExpiresAt.Sub(s.clock.Now()), w.expire)
+	w.stopCtx = afterDone(ctx, w.poke)
 	w.mu.Lock()
 	w.ctx = ctx
 	w.mu.Unlock()
-	w.arm(step)
+	w.arm()
+}
+
+// afterDone is context.AfterFunc, through ctx's own AfterFunc when it has one (a held
+// request's context): context.AfterFunc would derive a cancellable context from it,
+// a few hundred bytes more for each parked request.
+func afterDone(ctx context.Context, f func()) (stop func() bool) {
+	if a, ok := ctx.(interface{ AfterFunc(func()) func() bool }); ok {
+		return a.AfterFunc(f)
+	}
+	return context.AfterFunc(ctx, f)
+}
+
+// expire is the deadline timer's news.
+func (w *Waiter) expire() {
+	w.expired.Store(true)
+	w.poke()
+}
+
+// recheckSoon is the news that the row can be read again (after the database was
+// unavailable).
+func (w *Waiter) recheckSoon() {
+	w.recheck.Store(true)
+	w.poke()
+}
+
+// proceed is the wait's continuation: it looks at what happened and either finishes
+// the wait or arms itself again. On a goroutine of its own (poke), beyond any Recover
+// middleware: a panic is the wait's error.
+func (w *Waiter) proceed() {
+	defer func() {
+		if r := recover(); r != nil {
+			w.finish(Ended{}, fmt.Errorf("panic while waiting for a verdict: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	done, reread := w.step()
+	switch {
+	case done != nil:
+		w.finish(done.v, done.err)
+		return
+	case !reread:
+		w.arm()
+		return
+	}
+	// Woken: re-read the row, the truth. While the database is unavailable (a
+	// restart, a failover) the request stays parked and reads again shortly; a
+	// verdict given once it is back still reaches it.
+	s := w.s
+	w.mu.Lock()
+	ctx := w.ctx
+	w.mu.Unlock()
+	cur, err := s.store.GetElicitation(context.WithoutCancel(ctx), w.row.ID)
+	switch {
+	case errors.Is(err, errs.ErrUnavailable):
+		s.log.Warn("parked request cannot read its prompt; retrying", "elicitation_id", w.row.ID, "err", err)
+		w.stopRecheck = s.clock.AfterFunc(unavailableRecheck, w.recheckSoon)
+	case err != nil:
+		w.finish(Ended{}, err)
+		return
+	case !cur.IsPending():
+		w.finish(endedOf(cur), nil)
+		return
+	}
+	w.arm()
+}
+
+// finish ends the wait once: its timers and registrations go, then Then's f runs.
+func (w *Waiter) finish(v Ended, err error) {
+	if w.finished {
+		return
+	}
+	w.finished = true
+	w.stopDeadline()
+	w.stopCtx()
+	if w.stopRecheck != nil {
+		w.stopRecheck()
+	}
+	if w.counted {
+		w.s.parked.Done()
+	}
+	w.Close()
+	w.then(v, err)
 }
 
 // outcome is how a wait ended.
@@ -281,11 +317,11 @@ func (w *Waiter) step() (done *outcome, reread bool) {
 	return &outcome{err: ErrClientGone}, false
 }
 
-// arm makes next the wait's continuation: it runs, on a goroutine of its own, as soon
-// as something may have happened — at once when something already has.
-func (w *Waiter) arm(next func()) {
+// arm readies the wait's continuation (proceed): it runs, on a goroutine of its own,
+// as soon as something may have happened — at once when something already has.
+func (w *Waiter) arm() {
 	w.mu.Lock()
-	w.next = next
+	w.armed = true
 	w.mu.Unlock()
 	w.poke()
 }
@@ -296,14 +332,13 @@ func (w *Waiter) arm(next func()) {
 // and the news comes second sees the other.
 func (w *Waiter) poke() {
 	w.mu.Lock()
-	next := w.next
-	if next == nil || !w.newsLocked() {
+	if !w.armed || !w.newsLocked() {
 		w.mu.Unlock()
 		return
 	}
-	w.next = nil
+	w.armed = false
 	w.mu.Unlock()
-	go next()
+	go w.proceed()
 }
 
 // newsLocked reports whether the wait has something to look at.

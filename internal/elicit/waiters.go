@@ -18,7 +18,17 @@ type waiters struct {
 	m  map[string]waiterSet
 }
 
-type waiterSet = map[chan wake]func()
+// waiterSet is the waits on one prompt: nearly always one, so a slice rather than a
+// map of its own — with thousands parked, a map each was a tenth of what a parked
+// request kept.
+type waiterSet = []waiting
+
+// waiting is one registered wait: its channel and what to call after a wake is put
+// in it.
+type waiting struct {
+	c      chan wake
+	notify func()
+}
 
 // wake is what a woken waiter receives. row is the decided row (nil: re-read it);
 // answered, set with row, is to be called once the woken request has sent its answer
@@ -54,12 +64,7 @@ func (w *waiters) has(id string) bool {
 func (w *waiters) add(id string, notify func()) chan wake {
 	c := make(chan wake, 1)
 	w.mu.Lock()
-	set := w.m[id]
-	if set == nil {
-		set = waiterSet{}
-		w.m[id] = set
-	}
-	set[c] = notify
+	w.m[id] = append(w.m[id], waiting{c, notify})
 	w.mu.Unlock()
 	return c
 }
@@ -68,11 +73,19 @@ func (w *waiters) add(id string, notify func()) chan wake {
 // decider does not hold back publishing for it.
 func (w *waiters) remove(id string, c chan wake) {
 	w.mu.Lock()
-	if set := w.m[id]; set != nil {
-		delete(set, c)
-		if len(set) == 0 {
-			delete(w.m, id)
+	set := w.m[id]
+	for i := range set {
+		if set[i].c != c {
+			continue
 		}
+		if len(set) == 1 {
+			delete(w.m, id)
+			break
+		}
+		last := len(set) - 1
+		set[i], set[last] = set[last], waiting{}
+		w.m[id] = set[:last]
+		break
 	}
 	w.mu.Unlock()
 	select {
@@ -121,13 +134,13 @@ func (w *waiters) wakeWith(row *models.Elicitation) <-chan struct{} {
 		}
 	}
 	w.mu.Lock()
-	for c, notify := range w.m[row.ID] {
+	for _, wt := range w.m[row.ID] {
 		pending.Add(1)
 		var once sync.Once
 		select {
-		case c <- wake{row: row, answered: func() { once.Do(ack) }}:
-			if notify != nil {
-				notify()
+		case wt.c <- wake{row: row, answered: func() { once.Do(ack) }}:
+			if wt.notify != nil {
+				wt.notify()
 			}
 		default: // already signalled: it re-reads the row and answers on its own time
 			ack()
@@ -139,11 +152,11 @@ func (w *waiters) wakeWith(row *models.Elicitation) <-chan struct{} {
 }
 
 func signal(set waiterSet, row *models.Elicitation) {
-	for c, notify := range set {
+	for _, wt := range set {
 		select {
-		case c <- wake{row: row}:
-			if notify != nil {
-				notify()
+		case wt.c <- wake{row: row}:
+			if wt.notify != nil {
+				wt.notify()
 			}
 		default: // already signalled
 		}
@@ -156,9 +169,9 @@ func (w *waiters) notifyAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, set := range w.m {
-		for _, notify := range set {
-			if notify != nil {
-				notify()
+		for _, wt := range set {
+			if wt.notify != nil {
+				wt.notify()
 			}
 		}
 	}

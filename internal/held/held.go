@@ -84,7 +84,7 @@ func (s *Set) Hold(w http.ResponseWriter, r *http.Request, start func(ctx contex
 		s.wg.Done()
 		return false
 	}
-	header := head.Bytes()
+	header := bytes.Clone(head.Bytes()) // not the buffer's spare capacity: kept while waiting
 	// What net/http read past this request (a pipelined request) cannot be served
 	// here and is dropped; the answer's Connection: close tells the client to resend it.
 	conn, _, err := http.NewResponseController(w).Hijack()

@@ -139,15 +139,17 @@ type Service struct {
 	esc    Escalation
 	slots  chan struct{}
 	work   *workers // where work in a slot runs (inSlot)
-	// queued counts requests waiting for a slot (Queued).
+	// queued counts requests waiting for a slot (Queued): in Park, or in line (ParkThen).
 	queued atomic.Int64
+	line   turns
 }
 
 // DefaultSlots is how many requests may prepare a park at once: read, authorize and
 // write the prompt. The database takes one write at a time (SQLite) or a pool's worth
 // (Postgres), so more in flight only queue there — each on a goroutine whose stack
 // grew deep in the ORM, which is what thousands of requests parking at once cost in
-// memory. The rest wait for a slot on a goroutine that stayed small.
+// memory. The rest wait for a slot: in Park on a goroutine that stayed small, a held
+// request in line with none (ParkThen).
 const DefaultSlots = 64
 
 // New returns a Service that lets slots requests prepare at once.
@@ -216,7 +218,7 @@ func (s *Service) inSlot(work func() error) error {
 	ch := make(chan error, 1)
 	s.work.run(func() {
 		err := safely(work)
-		<-s.slots
+		s.giveSlot()
 		ch <- err
 	})
 	return <-ch
