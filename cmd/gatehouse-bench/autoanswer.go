@@ -33,14 +33,13 @@ type autoFigures struct {
 	Rate float64         // answered per second from autoConns connections
 }
 
-// autoBaselines are the floor's and the peer's figures; PeerEval is nil when the peer
-// did not run (or failed). PassRunner is the floor's runner called through the bare
-// pass-through (runPassThrough): one HTTP hop that does nothing else.
+// autoBaselines are the floor's and the peer's auto-answered requests (PeerEvalCall
+// nil: no peer), which each Gatehouse row measures beside Gatehouse (measureAuto), and
+// the figures of the floor's runner called directly and through the bare
+// pass-through (runPassThrough: one HTTP hop that does nothing else), which an MCP
+// row's why note sets beside Gatehouse's.
 type autoBaselines struct {
-	FloorHook, FloorEval, FloorRunner, PassRunner autoFigures
-	PeerEval                                      *autoFigures
-	// The floor's and the peer's requests themselves (PeerEvalCall nil: no peer):
-	// each Gatehouse row measures them again beside Gatehouse (measureAuto).
+	FloorRunner, PassRunner                                     autoFigures
 	FloorHookCall, FloorEvalCall, FloorRunnerCall, PeerEvalCall call
 }
 
@@ -111,29 +110,36 @@ func rateOf(c call, d time.Duration) (float64, error) {
 	return throughput(autoConns, d, func() error { return c(hc) })
 }
 
-// measureAutoBaselines measures the floor's three auto-answered requests, its runner
-// through the bare pass-through at passURL, and the peer's evaluate (peerURL "":
-// none): latency samples interleaved (one of each server and kind in turn, n each),
-// then each one's throughput.
+// measureAutoBaselines checks that the floor's three auto-answered requests and the
+// peer's evaluate (peerURL "": none) are answered, and measures the floor's runner
+// directly and through the bare pass-through at passURL: latency samples interleaved
+// (one of each in turn, n each), then each one's throughput. The rest are measured
+// beside Gatehouse, row by row.
 func measureAutoBaselines(floorURL, passURL, peerURL string, n int, d time.Duration) (autoBaselines, error) {
-	var ab autoBaselines
+	ab := autoBaselines{
+		FloorHookCall:   postCheck(floorURL+"/hook", hookBody(""), nil, `"behavior":"allow"`),
+		FloorEvalCall:   postCheck(floorURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW"),
+		FloorRunnerCall: postCheck(floorURL+"/v1/sessions/bench/mcp/execute", runnerCall(), nil, `"ran `+benchTool+`"`),
+	}
+	checks := []call{ab.FloorHookCall, ab.FloorEvalCall}
+	if peerURL != "" {
+		ab.PeerEvalCall = postCheck(peerURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW")
+		checks = append(checks, ab.PeerEvalCall)
+	}
+	hc := newHTTP(4)
+	defer hc.CloseIdleConnections()
+	for _, c := range checks {
+		if err := c(hc); err != nil {
+			return ab, err
+		}
+	}
 	type kind struct {
 		c   call
 		out *autoFigures
 	}
-	ab.FloorHookCall = postCheck(floorURL+"/hook", hookBody(""), nil, `"behavior":"allow"`)
-	ab.FloorEvalCall = postCheck(floorURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW")
-	ab.FloorRunnerCall = postCheck(floorURL+"/v1/sessions/bench/mcp/execute", runnerCall(), nil, `"ran `+benchTool+`"`)
 	kinds := []kind{
-		{ab.FloorHookCall, &ab.FloorHook},
-		{ab.FloorEvalCall, &ab.FloorEval},
 		{ab.FloorRunnerCall, &ab.FloorRunner},
 		{postCheck(passURL+"/v1/sessions/bench/mcp/execute", runnerCall(), nil, `"ran `+benchTool+`"`), &ab.PassRunner},
-	}
-	if peerURL != "" {
-		ab.PeerEval = &autoFigures{}
-		ab.PeerEvalCall = postCheck(peerURL+"/evaluate", evaluateBody(), nil, "POLICY_ACTION_ALLOW")
-		kinds = append(kinds, kind{ab.PeerEvalCall, ab.PeerEval})
 	}
 	hcs := make([]*http.Client, len(kinds))
 	for i, k := range kinds {

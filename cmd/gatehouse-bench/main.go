@@ -141,7 +141,7 @@ func main() {
 		}
 	}
 	switch {
-	case cmp.peer == nil && auto.PeerEval == nil:
+	case cmp.peer == nil && auto.PeerEvalCall == nil:
 		t.noPeer = true
 		t.note("peer", peerNote+" — no peer column")
 	case cmp.peer == nil && !*autoOnly:
@@ -156,12 +156,12 @@ func main() {
 	if !*parkedOnly {
 		t.note("auto-answered baselines", fmt.Sprintf("answered at once, with no person: the floor's /hook (a Claude Code PermissionRequest decided by an in-memory "+
 			"allow rule), /evaluate and its runner endpoint (an MCP tools/call's floor is the runner called directly), and the peer's /evaluate (the seed's "+
-			"in-memory policy answer: its equivalent of both the hook and the evaluation; it has no MCP proxy), and the runner called through a bare "+
-			"pass-through (this tool's: net/http server and client, nothing else, a process of its own); %d samples each on one connection, interleaved, "+
-			"after %d untimed, then throughput at %d connections for %s each. Gatehouse is measured on a server and database of its own whose runner is "+
-			"the floor's, and each of its rows measures the floor and the peer again beside it: %d samples of each in turn (Gatehouse, floor, peer, …), "+
-			"then throughput in %d alternating turns of %s each; its rule-answered hooks' turns last until their decisions are stored (a read of the rule "+
-			"waits for them).", *iters, autoWarmup, autoConns, *dur, *iters, rateSlices, *dur/rateSlices))
+			"in-memory policy answer: its equivalent of both the hook and the evaluation; it has no MCP proxy). Gatehouse is measured on a server and database "+
+			"of its own whose runner is the floor's, and each of its rows measures the floor and the peer beside it: %d samples of each in turn (Gatehouse, "+
+			"floor, peer, …, after %d untimed), then throughput at %d connections in %d alternating turns of %s each; its rule-answered hooks' turns last until "+
+			"their decisions are stored (a read of the rule waits for them). Before them, the floor's runner and the same runner through a bare pass-through "+
+			"(this tool's: net/http server and client, nothing else, a process of its own) are measured the same way (%d samples each, interleaved, then %s "+
+			"of throughput each), for the MCP rows' why notes.", *iters, autoWarmup, autoConns, rateSlices, *dur/rateSlices, *iters, *dur))
 	}
 
 	for _, db := range strings.Split(*dbs, ",") {

@@ -398,11 +398,13 @@ func fanoutRound(base, sid string, subs int, during func(publish func() error) e
 	return int(got.Load()), ok, err
 }
 
-// runtimeGauges reads the Go runtime's goroutine count and stack bytes in use from
-// /metrics (missing ones read as 0).
+// runtimeGauges reads the Go runtime's goroutine count and what its memory is made of
+// (stacks, heap in use, idle heap and how much of it went back to the OS) from /metrics
+// (missing ones read as 0).
 func runtimeGauges(hc *http.Client, base string) map[string]float64 {
 	out := map[string]float64{}
-	for _, name := range []string{"go_goroutines", "go_memstats_stack_inuse_bytes"} {
+	for _, name := range []string{"go_goroutines", "go_memstats_stack_inuse_bytes", "go_memstats_heap_inuse_bytes",
+		"go_memstats_heap_idle_bytes", "go_memstats_heap_released_bytes"} {
 		out[name], _ = gauge(hc, base, name)
 	}
 	return out
@@ -420,7 +422,11 @@ func whyMemory(before, after map[string]float64, pp *pprofClient, n int) string 
 			why += fmt.Sprintf(" and %.1f KiB of live heap (whole process, after a collection; pprof), most of it from %s", live, top)
 		}
 	}
-	return why + "; the rest of the resident growth is heap the Go runtime grew to while parking them (a collection is due only once the heap doubles) and keeps"
+	kept := per("go_memstats_heap_idle_bytes") - per("go_memstats_heap_released_bytes")
+	return why + fmt.Sprintf("; the rest of the resident growth is memory the Go runtime grew to while parking them (a collection is due only once "+
+		"the heap doubles) and keeps: per parked request, before that collection, %.1f KiB of heap in use (the live heap and garbage not yet "+
+		"collected) and %.1f KiB of idle heap not yet returned to the operating system",
+		per("go_memstats_heap_inuse_bytes")/1024, kept/1024)
 }
 
 // evaluateAllow posts a policies/evaluate request the default policies allow and
