@@ -216,12 +216,18 @@ func (s *Service) Park(ctx context.Context, prepare Prepare) (p Parked, err erro
 // goroutine — which then waits — keeps the small stack it has (see elicit.Waiter).
 func (s *Service) inSlot(work func() error) error {
 	ch := make(chan error, 1)
+	s.inSlotThen(work, func(err error) { ch <- err })
+	return <-ch
+}
+
+// inSlotThen is inSlot without waiting: done gets work's error on the worker, once the
+// slot is given back.
+func (s *Service) inSlotThen(work func() error, done func(error)) {
 	s.work.run(func() {
 		err := safely(work)
 		s.giveSlot()
-		ch <- err
+		done(err)
 	})
-	return <-ch
 }
 
 // safely runs work; a panic is its error. A goroutine of its own is beyond any Recover

@@ -33,15 +33,14 @@ type turn struct {
 // runTurn runs t in the slot the caller took, on a worker, then gives the slot back
 // (to the next queued turn, if any) and calls t.then.
 func (s *Service) runTurn(t turn) {
-	s.work.run(func() {
-		var p Parked
-		err := elicit.ErrClientGone
-		if t.ctx.Err() == nil {
-			err = safely(func() (err error) { p, err = s.prepareAndAttach(t.ctx, t.prepare); return err })
+	var p Parked
+	s.inSlotThen(func() (err error) {
+		if t.ctx.Err() != nil {
+			return elicit.ErrClientGone
 		}
-		s.giveSlot()
-		t.then(p, err)
-	})
+		p, err = s.prepareAndAttach(t.ctx, t.prepare)
+		return err
+	}, func(err error) { t.then(p, err) })
 }
 
 // giveSlot gives a slot back and starts the queued turns that can now have one.
