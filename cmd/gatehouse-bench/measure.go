@@ -249,7 +249,7 @@ func gatehouseCapacity(db string, p *proc, pp *pprofClient, base, sid string, n 
 	// Resolve all.
 	var rw sync.WaitGroup
 	work := make(chan int)
-	for w := 0; w < 32; w++ {
+	for w := 0; w < verdictWorkers; w++ {
 		rw.Add(1)
 		go func() {
 			defer rw.Done()
@@ -441,3 +441,6 @@ func evaluateAllow(hc *http.Client, base, sid string) func() error {
 		return err
 	}
 }
+
+// verdictWorkers is how many connections decide the requests parked at once.
+var verdictWorkers = 128
