@@ -9,10 +9,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/testkit/testserver"
 )
 
-// BenchmarkResolveToAnswer is the path issue 13 is about, in-process so it can be
-// profiled (go test -bench ResolveToAnswer -cpuprofile …): a Claude hook parked on
-// the real server, a verdict through the API, timed from the verdict sent to the hook
-// answered. The first database of the run (SQLite) unless -run filters.
+// BenchmarkResolveToAnswer is the human-paced path, a verdict waking a parked request,
+// in-process so it can be profiled (go test -bench ResolveToAnswer -cpuprofile …): a
+// Claude hook parked on the real server, a verdict through the API, timed from the
+// verdict sent to the hook answered. The first database of the run (SQLite) unless -run filters.
 func BenchmarkResolveToAnswer(b *testing.B) {
 	for _, db := range testserver.Databases(b) {
 		b.Run(db.Name, func(b *testing.B) {
