@@ -72,7 +72,7 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d models.Dec
 	// the statement is sent, waking and publishing follow whatever the caller does.
 	ctx = context.WithoutCancel(ctx)
 	start := time.Now()
-	done, err := s.store.DecideElicitation(ctx, id, sessionID, d)
+	done, heldBack, err := s.decideHere(ctx, id, sessionID, d)
 	if done != nil && d.Status == models.StatusResolved {
 		s.committed(time.Since(start))
 	}
@@ -83,6 +83,9 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d models.Dec
 		return nil, err
 	}
 	if done == nil {
+		if heldBack { // someone else's decision, which won: re-read it
+			s.waiters.wake(id)
+		}
 		return nil, nil
 	}
 	row := done
@@ -112,6 +115,16 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d models.Dec
 			"origin", row.Origin, "status", d.Status, "via", d.Via)
 	}
 	return done, nil
+}
+
+// decideHere is the store's DecideElicitation with id marked as being decided here
+// (waiters.startDeciding): heldBack reports a wake for id that came meanwhile and was
+// held back.
+func (s *Service) decideHere(ctx context.Context, id, sessionID string, d models.Decision) (done *models.Elicitation, heldBack bool, err error) {
+	s.waiters.startDeciding(id)
+	defer func() { heldBack = s.waiters.doneDeciding(id) }()
+	done, err = s.store.DecideElicitation(ctx, id, sessionID, d)
+	return done, false, err
 }
 
 // awaitAnswers waits until answered closes, at most s.answerWait.

@@ -16,6 +16,16 @@ import (
 type waiters struct {
 	mu sync.Mutex
 	m  map[string]waiterSet
+	// deciding is the prompts this process is deciding right now, each with how many
+	// decisions are in flight and whether a wake for it came meanwhile (see
+	// startDeciding).
+	deciding map[string]*deciding
+}
+
+// deciding is one prompt's decisions in flight here.
+type deciding struct {
+	n       int
+	noticed bool
 }
 
 // waiterSet is the waits on one prompt: nearly always one, so a slice rather than a
@@ -38,7 +48,43 @@ type wake struct {
 	answered func()
 }
 
-func newWaiters() *waiters { return &waiters{m: map[string]waiterSet{}} }
+func newWaiters() *waiters {
+	return &waiters{m: map[string]waiterSet{}, deciding: map[string]*deciding{}}
+}
+
+// startDeciding marks id as being decided by this process until doneDeciding. A wake
+// for id meanwhile — on Postgres the decision's own NOTIFY, which reaches this
+// process's listener before the deciding statement's answer reaches the decider — is
+// held back: woken by it, the parked request re-read the row from the database, a
+// round trip before its answer that the decider, about to hand over the decided row
+// (wakeWith), saves.
+func (w *waiters) startDeciding(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.deciding[id]
+	if d == nil {
+		d = &deciding{}
+		w.deciding[id] = d
+	}
+	d.n++
+}
+
+// doneDeciding ends a startDeciding and reports whether a wake for id was held back
+// meanwhile: one the caller must give (wake) unless it hands over a decided row —
+// the wake may have been another process's decision, which won.
+func (w *waiters) doneDeciding(id string) (heldBack bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.deciding[id]
+	if d == nil {
+		return false
+	}
+	if d.n--; d.n == 0 {
+		delete(w.deciding, id)
+	}
+	heldBack, d.noticed = d.noticed, false
+	return heldBack
+}
 
 // ids lists the prompts someone here waits on (whose leases this process renews).
 func (w *waiters) ids() []string {
@@ -117,6 +163,10 @@ func (w *waiters) wake(id string) {
 		for _, set := range w.m {
 			signal(set, nil)
 		}
+		return
+	}
+	if d := w.deciding[id]; d != nil {
+		d.noticed = true // given by doneDeciding's caller, or answered by its row
 		return
 	}
 	signal(w.m[id], nil)
