@@ -19,7 +19,7 @@ type stalledStore struct {
 }
 
 func (s *stalledStore) InsertDecided(ctx context.Context, rows []*models.Elicitation, evs []models.LoggedEvent,
-	notify *models.Notice) ([]*models.Elicitation, []models.SessionEvent, error) {
+	notify func([]models.SessionEvent) (string, string)) ([]*models.Elicitation, []models.SessionEvent, error) {
 	<-s.gate
 	return s.Store.InsertDecided(ctx, rows, evs, notify)
 }
