@@ -50,20 +50,8 @@ func TestAVerdictGivenHereAnswersWithoutAReadEvenWhenItsNoticeCameFirst(t *testi
 	bus := stream.NewLocal()
 	ns := &noticingStore{Store: st, bus: bus}
 	core := elicit.New(ns, bus, elicit.Options{Log: quietLog()})
-	w, err := core.Attach(ctx, elicit.Prompt{Session: sess, Origin: models.OriginClaudePermission,
-		Params: map[string]any{"message": "m"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	verdict := make(chan elicit.Ended, 1)
-	go func() {
-		v, err := w.Wait(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		verdict <- v
-	}()
-	if _, err := core.Resolve(ctx, sess.ID, w.ID(), models.Verdict{Action: models.ActionAccept}, "alice", models.ViaAPI); err != nil {
+	id, verdict := parkOne(t, core, sess)
+	if _, err := core.Resolve(ctx, sess.ID, id, models.Verdict{Action: models.ActionAccept}, "alice", models.ViaAPI); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -105,20 +93,8 @@ func TestAVerdictLostToAnotherStillWakes(t *testing.T) {
 	sess := newSession(t, st, "")
 	bus := stream.NewLocal()
 	core := elicit.New(&lostStore{Store: st, bus: bus}, bus, elicit.Options{Log: quietLog()})
-	w, err := core.Attach(ctx, elicit.Prompt{Session: sess, Origin: models.OriginClaudePermission,
-		Params: map[string]any{"message": "m"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	verdict := make(chan elicit.Ended, 1)
-	go func() {
-		v, err := w.Wait(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		verdict <- v
-	}()
-	out, err := core.Resolve(ctx, sess.ID, w.ID(), models.Verdict{Action: models.ActionDecline}, "alice", models.ViaAPI)
+	id, verdict := parkOne(t, core, sess)
+	out, err := core.Resolve(ctx, sess.ID, id, models.Verdict{Action: models.ActionDecline}, "alice", models.ViaAPI)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,4 +109,25 @@ func TestAVerdictLostToAnotherStillWakes(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the parked request was never woken by the decision that won")
 	}
+}
+
+// parkOne parks a request on a new prompt of sess and returns the prompt's id and
+// where the request's ending arrives.
+func parkOne(t *testing.T, core *elicit.Service, sess *models.Session) (string, <-chan elicit.Ended) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := core.Attach(ctx, elicit.Prompt{Session: sess, Origin: models.OriginClaudePermission,
+		Params: map[string]any{"message": "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdict := make(chan elicit.Ended, 1)
+	go func() {
+		v, err := w.Wait(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		verdict <- v
+	}()
+	return w.ID(), verdict
 }
