@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/audit"
@@ -197,8 +198,9 @@ func countFires(tx statements, stored []*models.Elicitation) error {
 	return nil
 }
 
-// appendEventsBatch appends evs — none of which claims a stage — to the log: one
-// sequence update per session, one insert for all. Rows come back aligned with evs.
+// appendEventsBatch appends evs — none of which claims a stage (or whose stages are
+// claimed already) — to the log: one sequence update per session, one insert for all.
+// Rows come back aligned with evs.
 func appendEventsBatch(tx statements, evs []models.LoggedEvent) ([]models.SessionEvent, error) {
 	if len(evs) == 0 {
 		return nil, nil
@@ -211,6 +213,10 @@ func appendEventsBatch(tx statements, evs []models.LoggedEvent) ([]models.Sessio
 		}
 		perSession[ev.SessionID]++
 	}
+	// Each session's row is locked, by the update taking its sequence numbers, until
+	// commit: every transaction takes them in id order, so two of them never wait for
+	// each other in a cycle (which Postgres breaks after a second by failing one).
+	slices.Sort(order)
 	next := map[string]int64{} // the next seq to hand out in each session
 	for _, sid := range order {
 		var last int64

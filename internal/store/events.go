@@ -62,32 +62,28 @@ func (s *Store) appendEventsSQL(ctx context.Context, evs []models.LoggedEvent) (
 	return rows, err
 }
 
-// appendEvents is AppendEvents' work inside its transaction.
+// appendEvents is AppendEvents' work inside its transaction: the events whose stage
+// this transaction claims (or that claim none) are appended by appendEventsBatch.
 func appendEvents(tx statements, evs []models.LoggedEvent) ([]models.SessionEvent, error) {
-	rows := make([]models.SessionEvent, len(evs))
-	now := time.Now().UTC()
 	skip, err := claimStages(tx, evs)
 	if err != nil {
 		return nil, err
 	}
+	kept := make([]models.LoggedEvent, 0, len(evs))
 	for i, ev := range evs {
-		if skip[i] {
-			continue
+		if !skip[i] {
+			kept = append(kept, ev)
 		}
-		row := models.SessionEvent{SessionID: ev.SessionID, Type: ev.Type, Data: string(ev.Data), CreatedAt: now}
-		if err := tx.queryRow("UPDATE sessions SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq",
-			[]any{ev.SessionID}, &row.Seq); err != nil {
-			return nil, err
+	}
+	written, err := appendEventsBatch(tx, kept)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]models.SessionEvent, len(evs))
+	for i := range evs {
+		if !skip[i] {
+			rows[i], written = written[0], written[1:]
 		}
-		if ev.ElicitationID != "" {
-			id := ev.ElicitationID
-			row.ElicitationID = &id
-		}
-		if err := tx.queryRow("INSERT INTO session_events (session_id, seq, type, data, elicitation_id, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-			[]any{row.SessionID, row.Seq, row.Type, row.Data, row.ElicitationID, row.CreatedAt}, &row.ID); err != nil {
-			return nil, err
-		}
-		rows[i] = row
 	}
 	return rows, nil
 }
