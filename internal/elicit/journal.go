@@ -39,10 +39,12 @@ const gatherFor = 200 * time.Millisecond
 // rate is the rate at which they are stored.
 const DefaultMaxBacklog = 2 * maxBehind
 
-// backlog is the queue of answers journaled here whose prompts are not yet stored.
+// backlog is the answers journaled here whose prompts are not yet stored: those
+// queued, and the batch being stored.
 type backlog struct {
 	mu      sync.Mutex
 	queue   []*queuedRow
+	storing int // the answers in the batch being stored
 	running bool
 	// queued counts the answers ever queued, done those stored (or given up on: still
 	// journaled, for Replay). changed is closed, and replaced, whenever done moves.
@@ -50,10 +52,14 @@ type backlog struct {
 	changed      chan struct{}
 	// hurry cuts the gathering short: someone waits for what is queued.
 	hurry chan struct{}
-	// max bounds the queue (Options.MaxBacklog); held counts the answers waiting for
-	// room in it.
+	// max bounds the backlog (Options.MaxBacklog), the batch being stored included: a
+	// batch stalled in its commit is still held in memory; held counts the answers
+	// waiting for room in it.
 	max, held int
 }
+
+// size is how many answers the backlog holds. b.mu is held.
+func (b *backlog) size() int { return len(b.queue) + b.storing }
 
 // rush tells the storing goroutine not to wait for more answers to gather.
 func (b *backlog) rush() {
@@ -74,7 +80,7 @@ func (s *Service) storeBehind(ctx context.Context, q *queuedRow) {
 	b.queued++
 	start := !b.running
 	b.running = true
-	over, full := len(b.queue) > b.max, len(b.queue) >= maxBehind
+	over, full := b.size() > b.max, len(b.queue) >= maxBehind
 	b.mu.Unlock()
 	if q.storedCh != nil || over || full {
 		b.rush() // someone waits, or a whole batch does: no reason to gather more
@@ -95,7 +101,7 @@ func (s *Service) waitForRoom(ctx context.Context) {
 	defer b.mu.Unlock()
 	b.held++
 	defer func() { b.held-- }()
-	for len(b.queue) > b.max {
+	for b.size() > b.max {
 		ch := b.changedCh()
 		b.mu.Unlock()
 		select {
@@ -148,6 +154,7 @@ func (s *Service) storeQueue() {
 		if b.queue = b.queue[n:]; len(b.queue) == 0 {
 			b.queue = nil
 		}
+		b.storing = n
 		b.mu.Unlock()
 		s.storeJournaled(batch)
 		for _, q := range batch {
@@ -156,6 +163,7 @@ func (s *Service) storeQueue() {
 			}
 		}
 		b.mu.Lock()
+		b.storing = 0
 		b.done += uint64(n)
 		if b.changed != nil {
 			close(b.changed)
