@@ -97,7 +97,7 @@ func (s *Service) commitDecided(ctx context.Context, batch []*queuedRow) error {
 		rows[i] = q.row
 		sessions, events = append(sessions, q.sessions...), append(events, q.events...)
 	}
-	return s.bus.PublishIn(sessions, events, func(evs []models.LoggedEvent, notify func([]models.SessionEvent) (string, string)) ([]models.SessionEvent, error) {
+	return s.bus.PublishIn(sessions, events, func(evs []models.LoggedEvent, notify *models.Notice) ([]models.SessionEvent, error) {
 		stored, logged, err := s.store.InsertDecided(ctx, rows, evs, notify)
 		if err != nil {
 			return nil, err

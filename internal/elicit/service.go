@@ -31,7 +31,7 @@ type Store interface {
 	// commit (with notify's NOTIFY, when set); the row is marked logged as far as the
 	// events take it.
 	InsertOpened(ctx context.Context, e *models.Elicitation, evs []models.LoggedEvent,
-		notify func([]models.SessionEvent) (channel, payload string)) ([]models.SessionEvent, error)
+		notify *models.Notice) ([]models.SessionEvent, error)
 	GetElicitation(ctx context.Context, id string) (*models.Elicitation, error)
 	// DecideElicitation commits d when the row is still pending, with its audit chain
 	// row and, for a rule's decision (models.ViaRule), the rule's fire count.
@@ -40,7 +40,7 @@ type Store interface {
 	// commit, each with its audit chain row and its rule's fire count, and the events
 	// evs announcing them; it returns the rows as stored and the events' log rows.
 	InsertDecided(ctx context.Context, rows []*models.Elicitation, evs []models.LoggedEvent,
-		notify func(rows []models.SessionEvent) (channel, payload string)) ([]*models.Elicitation, []models.SessionEvent, error)
+		notify *models.Notice) ([]*models.Elicitation, []models.SessionEvent, error)
 	// JournalDecided records rows a rule decided in the decision journal, in one
 	// write; InsertDecided later stores them (and, where it can, deletes their journal
 	// rows in its commit: otherwise ForgetJournaledAt does, after, at the positions
@@ -333,7 +333,7 @@ func (s *Service) insert(ctx context.Context, sess *models.Session, row *models.
 		s.opened(row)
 		return nil
 	}
-	return s.bus.PublishIn(chain, evs, func(logged []models.LoggedEvent, notify func([]models.SessionEvent) (string, string)) ([]models.SessionEvent, error) {
+	return s.bus.PublishIn(chain, evs, func(logged []models.LoggedEvent, notify *models.Notice) ([]models.SessionEvent, error) {
 		if len(logged) > 0 { // a bus without a log has none to give
 			row.Logged = models.LoggedRequest
 		}

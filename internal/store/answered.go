@@ -25,7 +25,7 @@ import (
 // statements for the batch, however large, rather than a handful for each row — on
 // Postgres every statement is a round trip made while the chain's head is locked.
 func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, evs []models.LoggedEvent,
-	notify func(rows []models.SessionEvent) (channel, payload string)) ([]*models.Elicitation, []models.SessionEvent, error) {
+	notify *models.Notice) ([]*models.Elicitation, []models.SessionEvent, error) {
 	var stored []*models.Elicitation
 	var logged []models.SessionEvent
 	work := func(tx statements, lock string) error {
@@ -69,16 +69,12 @@ func (s *Store) InsertDecided(ctx context.Context, rows []*models.Elicitation, e
 	return stored, logged, nil
 }
 
-// maxNotifiedRows is how many event rows one NOTIFY names (their ids, comma-separated).
-const maxNotifiedRows = 200
-
 // notifyRows sends, in tx, the NOTIFY notify names for the logged rows: a NOTIFY's
-// payload is capped at 8,000 bytes, so a slice of maxNotifiedRows at a time.
-func notifyRows(tx statements, logged []models.SessionEvent, notify func([]models.SessionEvent) (channel, payload string)) error {
+// payload is capped at 8,000 bytes, so a slice of models.MaxNoticeRows at a time.
+func notifyRows(tx statements, logged []models.SessionEvent, notify *models.Notice) error {
 	for rest := logged; len(rest) > 0; {
-		n := min(len(rest), maxNotifiedRows)
-		channel, payload := notify(rest[:n])
-		if _, err := tx.exec("SELECT pg_notify(?, ?)", channel, payload); err != nil {
+		n := min(len(rest), models.MaxNoticeRows)
+		if _, err := tx.exec("SELECT pg_notify(?, ?)", notify.Channel, notify.Payload(rest[:n])); err != nil {
 			return err
 		}
 		rest = rest[n:]

@@ -16,10 +16,10 @@ import (
 // sequence number of its session, and returns the rows (with ids and seqs) aligned
 // with evs. An event with a Stage is written only if this transaction moves its prompt
 // to that stage; otherwise it was logged before, and its row comes back zero (ID 0).
-// afterCommit-style notification is the caller's job; notify, when set, is given the
-// rows written and names a Postgres NOTIFY (channel and payload) that is sent inside
-// the transaction, so it is delivered at commit.
-func (s *Store) AppendEvents(ctx context.Context, evs []models.LoggedEvent, notify func(rows []models.SessionEvent) (channel, payload string)) ([]models.SessionEvent, error) {
+// afterCommit-style notification is the caller's job; notify, when set, is the
+// Postgres NOTIFY naming the rows written, sent inside the transaction, so it is
+// delivered at commit.
+func (s *Store) AppendEvents(ctx context.Context, evs []models.LoggedEvent, notify *models.Notice) ([]models.SessionEvent, error) {
 	var rows []models.SessionEvent
 	var err error
 	if s.dialect == SQLite && notify == nil {
@@ -42,8 +42,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []models.LoggedEvent, noti
 			if len(written) == 0 {
 				return nil
 			}
-			channel, payload := notify(written)
-			return tx.Exec("SELECT pg_notify(?, ?)", channel, payload).Error
+			return notifyRows(gormTx{tx}, written, notify)
 		})
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +35,11 @@ func TestAnOpenedPromptIsStoredWithItsAnnouncement(t *testing.T) {
 		}
 		evs := []models.LoggedEvent{{SessionID: sess.ID, Type: "response.elicitation_request", ElicitationID: "elicit_opened",
 			Data: []byte(`{"elicitation_id":"elicit_opened"}`)}}
-		logged, err := st.InsertOpened(ctx, row("elicit_opened"), evs, nil)
+		var notice *models.Notice // on Postgres, with the NOTIFY its bus sends
+		if db.Name == "postgres" {
+			notice = &models.Notice{Channel: "gatehouse_test_opened"}
+		}
+		logged, err := st.InsertOpened(ctx, row("elicit_opened"), evs, notice)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,11 +66,11 @@ func TestAnOpenedPromptIsStoredWithItsAnnouncement(t *testing.T) {
 			t.Fatalf("the announcement came back as %+v (%v), want %s at seq %d", back, err, evs[0].Data, logged[0].Seq)
 		}
 
-		if _, err := st.InsertOpened(ctx, row("elicit_opened"), nil, nil); !errors.Is(err, errs.ErrConflict) {
+		if _, err := st.InsertOpened(ctx, row("elicit_opened"), evs, notice); !errors.Is(err, errs.ErrConflict) {
 			t.Fatalf("a taken id: %v, want a conflict", err)
 		}
 		nowhere := []models.LoggedEvent{{SessionID: "conv_missing", Type: "response.elicitation_request", Data: []byte(`{}`)}}
-		if _, err := st.InsertOpened(ctx, row("elicit_unannounced"), nowhere, nil); err == nil {
+		if _, err := st.InsertOpened(ctx, row("elicit_unannounced"), nowhere, notice); err == nil {
 			t.Fatal("an announcement to a session that does not exist was stored")
 		}
 		if _, err := st.GetElicitation(ctx, "elicit_unannounced"); !errors.Is(err, errs.ErrNotFound) {
@@ -92,18 +97,28 @@ func TestPromptsOpenedAtOnceEachGetTheirOwnAnnouncement(t *testing.T) {
 			return &models.Elicitation{ID: id, SessionID: sess.ID, Origin: models.OriginMCPEvent, Params: []byte(`{"message":"run?"}`),
 				Status: models.StatusPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour), Logged: models.LoggedRequest}
 		}
-		var mu sync.Mutex
-		named := map[int64]bool{}
-		var notify func(rows []models.SessionEvent) (string, string)
+		var notice *models.Notice
+		var notes <-chan string
 		if db.Name == "postgres" { // SQLite's bus sends none
-			notify = func(rows []models.SessionEvent) (string, string) {
-				mu.Lock()
-				defer mu.Unlock()
-				for _, r := range rows {
-					named[r.ID] = true
+			notice = &models.Notice{Channel: "gatehouse_test_opened"}
+			notes = listen(t, st.URL(), notice.Channel)
+		}
+		// named reports whether a NOTIFY heard named the event row id, waiting for
+		// more notes until one does.
+		named := map[int64]bool{}
+		heard := func(id int64) bool {
+			for !named[id] {
+				select {
+				case p := <-notes:
+					for _, s := range strings.Split(p, ",") {
+						n, _ := strconv.ParseInt(s, 10, 64)
+						named[n] = true
+					}
+				case <-time.After(10 * time.Second):
+					return false
 				}
-				return "gatehouse_test_opened", "rows"
 			}
+			return true
 		}
 		// burst opens prompts with these ids at once, each announced on two sessions
 		// (as a sub-agent's prompt is), and checks each got its own events back.
@@ -119,7 +134,7 @@ func TestPromptsOpenedAtOnceEachGetTheirOwnAnnouncement(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					logged[i], failed[i] = st.InsertOpened(ctx, row(id), evs, notify)
+					logged[i], failed[i] = st.InsertOpened(ctx, row(id), evs, notice)
 				}()
 			}
 			wg.Wait()
@@ -143,7 +158,7 @@ func TestPromptsOpenedAtOnceEachGetTheirOwnAnnouncement(t *testing.T) {
 					}
 				}
 				for _, r := range logged[i] {
-					if notify != nil && !named[r.ID] {
+					if notice != nil && !heard(r.ID) {
 						t.Fatalf("%s: its event %d was never named by a NOTIFY", id, r.ID)
 					}
 				}

@@ -84,7 +84,7 @@ func TestLiveRulesAreAsRightAsTheTable(t *testing.T) {
 		}
 
 		// Another replica's change, sent with its commit on RulesChannel.
-		notes := listenRules(t, url)
+		notes := listen(t, url, stream.RulesChannel)
 		b := openStore(t, url)
 		if ok, err := b.RevokeRule(ctx, "rule_hour", "local", now); err != nil || !ok {
 			t.Fatalf("revoke on b: %v %v", ok, err)
@@ -127,8 +127,8 @@ func openStore(t *testing.T, url string) *store.Store {
 	return st
 }
 
-// listenRules LISTENs on stream.RulesChannel and passes on the payloads it hears.
-func listenRules(t *testing.T, url string) <-chan string {
+// listen LISTENs on channel and passes on the payloads it hears.
+func listen(t *testing.T, url, channel string) <-chan string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	conn, err := pgx.Connect(ctx, url)
@@ -136,11 +136,11 @@ func listenRules(t *testing.T, url string) <-chan string {
 		cancel()
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+stream.RulesChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	out := make(chan string, 16)
+	out := make(chan string, 256)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -212,7 +212,7 @@ func (b *Local) Publish(sessions []string, events []Event) {
 
 // AppendFunc appends evs to the durable log in its caller's transaction and returns
 // their rows, aligned with evs; notify as for EventLog.AppendEvents.
-type AppendFunc func(evs []models.LoggedEvent, notify func(rows []models.SessionEvent) (channel, payload string)) ([]models.SessionEvent, error)
+type AppendFunc func(evs []models.LoggedEvent, notify *models.Notice) ([]models.SessionEvent, error)
 
 // PublishIn implements Bus: with no log, nothing is given to write.
 func (b *Local) PublishIn(sessions []string, events []Event, write AppendFunc) error {

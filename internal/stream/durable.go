@@ -13,9 +13,9 @@ import (
 // from (internal/store implements it).
 type EventLog interface {
 	// AppendEvents writes evs in one transaction and returns their rows, aligned with
-	// evs (a zero row: a lifecycle step logged before). notify, when set, names a
-	// NOTIFY sent inside that transaction for the rows written (Postgres only).
-	AppendEvents(ctx context.Context, evs []models.LoggedEvent, notify func(rows []models.SessionEvent) (channel, payload string)) ([]models.SessionEvent, error)
+	// evs (a zero row: a lifecycle step logged before). notify, when set, is the
+	// NOTIFY naming the rows written, sent inside that transaction (Postgres only).
+	AppendEvents(ctx context.Context, evs []models.LoggedEvent, notify *models.Notice) ([]models.SessionEvent, error)
 	EventsByID(ctx context.Context, ids []int64) ([]models.SessionEvent, error)
 	EventsSince(ctx context.Context, sessionID string, after int64, limit int) ([]models.SessionEvent, error)
 	OldestRetainedSeq(ctx context.Context, sessionID string) (int64, error)

@@ -180,14 +180,8 @@ func (p *Postgres) PublishIn(sessions []string, events []Event, write AppendFunc
 }
 
 // announce is the NOTIFY naming logged event rows, which every replica's listener
-// reads and delivers.
-func announce(rows []models.SessionEvent) (channel, payload string) {
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = strconv.FormatInt(r.ID, 10)
-	}
-	return pgEventsChannel, strings.Join(ids, ",")
-}
+// reads and delivers (deliver).
+var announce = &models.Notice{Channel: pgEventsChannel}
 
 // Decided implements Bus: local waiters wake at once. Other replicas hear of every
 // decision from the NOTIFY the deciding statement itself sends with its commit
