@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 	"testing"
@@ -57,12 +58,7 @@ func TestVerdictsAtOnceShareOneCommit(t *testing.T) {
 	}
 	first := new(outcome)
 	decide(ids[0], "alice", first)
-	waitFor(t, "the first verdict waiting for the chain's head", func() bool {
-		var waiting int
-		err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
-		return err == nil && waiting == 1
-	})
+	waitFor(t, "the first verdict waiting for the chain's head", waitingForLocks(db, 1))
 	// Ten more, two of them on one prompt.
 	later := make([]*outcome, n)
 	for i := 1; i < n; i++ {
@@ -110,6 +106,17 @@ func TestVerdictsAtOnceShareOneCommit(t *testing.T) {
 	}
 	if res.Problem != nil || res.Rows != n {
 		t.Fatalf("audit chain: %d rows, problem %+v; want %d rows that verify", res.Rows, res.Problem, n)
+	}
+}
+
+// waitingForLocks is a waitFor condition: exactly n of the database's sessions wait
+// for a lock.
+func waitingForLocks(db *sql.DB, n int) func() bool {
+	return func() bool {
+		var waiting int
+		err := db.QueryRowContext(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return err == nil && waiting == n
 	}
 }
 

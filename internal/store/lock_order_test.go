@@ -61,14 +61,6 @@ func lockOrderRace(t *testing.T, first func(st *store.Store, evs []models.Logged
 	if err != nil {
 		t.Fatal(err)
 	}
-	waiting := func(n int) func() bool {
-		return func() bool {
-			var w int
-			err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-				WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&w)
-			return err == nil && w == n
-		}
-	}
 	// An update writes a row's new version at the table's end: low's now lies behind
 	// high's, so a statement taking rows in the order it finds them takes high's first.
 	if _, err := db.ExecContext(ctx, `UPDATE sessions SET event_seq = event_seq WHERE id = $1`, low.ID); err != nil {
@@ -84,12 +76,12 @@ func lockOrderRace(t *testing.T, first func(st *store.Store, evs []models.Logged
 	}
 	done := make(chan error, 2)
 	go func() { done <- first(st, []models.LoggedEvent{event(high), event(low)}) }()
-	waitFor(t, "the first transaction waiting", waiting(1))
+	waitFor(t, "the first transaction waiting", waitingForLocks(db, 1))
 	go func() {
 		_, err := st.AppendEvents(ctx, []models.LoggedEvent{event(low), event(high)}, nil)
 		done <- err
 	}()
-	waitFor(t, "the append waiting", waiting(2))
+	waitFor(t, "the append waiting", waitingForLocks(db, 2))
 	if err := hold.Commit(); err != nil {
 		t.Fatal(err)
 	}
