@@ -296,6 +296,13 @@ func (b *Local) DropAll() {
 	}
 }
 
+// Watched reports whether any subscriber is registered, on any session.
+func (b *Local) Watched() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs) > 0
+}
+
 // Count reports the number of live subscribers (for metrics and tests).
 func (b *Local) Count() int {
 	b.mu.Lock()

@@ -367,7 +367,19 @@ func (p *Postgres) listen(ctx context.Context, resync bool) (established bool, e
 const deliverRetryFor = listenIdlePing
 
 // deliver reads the logged events a notification names and fans them out locally.
+//
+// A replica with no subscriber reads nothing: the notification names only event ids,
+// and reading them back costs both this process and the database a query for every
+// batch of events any replica commits (on a replica answering tool calls by rule,
+// about a twentieth of its work for events nobody here watches). Skipping them loses
+// nothing: a notification arrives after its events' commit, so a subscriber registered
+// since — the only one that could want them — registered after they were in the log,
+// and every subscriber registers before it replays the log or promises what follows
+// (a stream's heartbeat, a page's re-read of its prompt).
 func (p *Postgres) deliver(ctx context.Context, payload string) error {
+	if !p.local.Watched() {
+		return nil
+	}
 	parts := strings.Split(payload, ",")
 	ids := make([]int64, 0, len(parts))
 	for _, s := range parts {

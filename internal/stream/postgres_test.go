@@ -66,3 +66,66 @@ func TestStreamsOutlastAMomentWithoutConnections(t *testing.T) {
 		t.Fatalf("%d failing reads left: the event was not read through the failures", n+1)
 	}
 }
+
+// countingReads is a Postgres store that counts the reads of logged events.
+type countingReads struct {
+	*store.Store
+	reads atomic.Int32
+}
+
+func (s *countingReads) EventsByID(ctx context.Context, ids []int64) ([]models.SessionEvent, error) {
+	s.reads.Add(1)
+	return s.Store.EventsByID(ctx, ids)
+}
+
+// TestAReplicaWithoutSubscribersReadsNoEvents: a notification of events no subscriber
+// of this replica can want is not read back from the log — the read costs this process
+// and the database a query for every batch any replica commits — while one that comes
+// once a subscriber is registered is read and delivered.
+func TestAReplicaWithoutSubscribersReadsNoEvents(t *testing.T) {
+	st := &countingReads{Store: testserver.OpenStore(t, testserver.PostgresDB(t).NewURL(t))}
+	ctx := context.Background()
+	sess := testserver.NewSession(t, st.Store)
+
+	bus := stream.NewPostgres(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); bus.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	handled := make(chan struct{})
+	bus.OnGrantChanged(func(root, _ string) {
+		if root == "marker" {
+			close(handled)
+		}
+	})
+	<-bus.Ready()
+
+	bus.Publish([]string{sess.ID}, []stream.Event{{Type: "unwatched", Data: json.RawMessage(`{"n":1}`)}})
+	// A listener handles notifications one at a time, in commit order: once a later
+	// one is handled, so is the events' notification.
+	if err := st.Notify(ctx, stream.GrantsChannel, `{"root":"marker"}`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-handled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener never handled the later notification")
+	}
+	sub := bus.Subscribe(sess.ID, 8)
+	defer sub.Cancel()
+	bus.Publish([]string{sess.ID}, []stream.Event{{Type: "watched", Data: json.RawMessage(`{"n":2}`)}})
+	select {
+	case d, ok := <-sub.C:
+		if !ok {
+			t.Fatal("the stream was dropped")
+		}
+		if d.Event.Type != "watched" {
+			t.Fatalf("delivered %q first, want the event published once the stream was open", d.Event.Type)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the event published once the stream was open was never delivered")
+	}
+	if n := st.reads.Load(); n != 1 {
+		t.Fatalf("the log was read %d times, want once: the notification of events published before anyone here subscribed was read back", n)
+	}
+}
