@@ -44,7 +44,7 @@ func (s *Store) decideAndChainSQLite(ctx context.Context, query string, args []a
 	var won *models.Elicitation
 	err := s.writeSQL(ctx, func(tx sqlTx) error {
 		var err error
-		won, err = scanElicitation(tx.tx.QueryRowContext(ctx, query, args...))
+		won, err = scanElicitation(tx.row(query, args))
 		if errors.Is(err, sql.ErrNoRows) {
 			won = nil
 			return nil // not pending (or not this session's): nothing to decide

@@ -23,13 +23,11 @@ type statements interface {
 	maxParams() int
 }
 
-// Parameters one multi-row statement carries at most. The pure-Go SQLite driver binds
-// each parameter by scanning the argument list for it, so binding a statement costs
-// the square of its parameters: a batch of a few thousand parameters spent tens of
-// milliseconds there. Each statement also costs a fixed part (its preparation and
-// step), so the cap is where the two balance: storing rule answers in batches of 512
-// (BenchmarkInsertDecided) took about 43 µs an answer at 240, 38–40 µs at 90–120,
-// and more again below 54. Postgres allows 65,535 and binds in linear time.
+// Parameters one multi-row statement carries at most. Postgres allows 65,535 and SQLite
+// 32,766. On SQLite, statements of 120 store a batch of rule answers as fast as larger
+// ones (BenchmarkInsertDecided: 120 and 480 within noise of each other), and they stay
+// cheap to bind under a driver that finds each parameter by scanning the argument list
+// (binding then costs the square of a statement's parameters).
 const (
 	sqliteStatementParams   = 120
 	postgresStatementParams = 60000
@@ -118,6 +116,30 @@ type sqlTx struct {
 	ctx      context.Context
 	tx       *sql.Tx
 	postgres bool
+	stmts    *stmtCache // SQLite's writer: statements kept prepared (nil: none)
+}
+
+// stmt is query's prepared statement in t, or nil.
+func (t sqlTx) stmt(query string) *sql.Stmt {
+	if st := t.stmts.get(query); st != nil {
+		return t.tx.StmtContext(t.ctx, st)
+	}
+	return nil
+}
+
+func (t sqlTx) execRaw(query string, args []any) (sql.Result, error) {
+	if st := t.stmt(query); st != nil {
+		return st.ExecContext(t.ctx, args...)
+	}
+	return t.tx.ExecContext(t.ctx, t.q(query), args...)
+}
+
+// row runs a statement returning one row.
+func (t sqlTx) row(query string, args []any) *sql.Row {
+	if st := t.stmt(query); st != nil {
+		return st.QueryRowContext(t.ctx, args...)
+	}
+	return t.tx.QueryRowContext(t.ctx, t.q(query), args...)
 }
 
 // q is query as the driver takes it.
@@ -150,7 +172,7 @@ func numberPlaceholders(query string) string {
 }
 
 func (t sqlTx) exec(query string, args ...any) (int64, error) {
-	res, err := t.tx.ExecContext(t.ctx, t.q(query), args...)
+	res, err := t.execRaw(query, args)
 	if err != nil {
 		return 0, unavailable(err)
 	}
@@ -162,7 +184,7 @@ func (t sqlTx) exec(query string, args ...any) (int64, error) {
 // (one writer at a time; AUTOINCREMENT hands out max+1 for each row). Postgres has no
 // such id: read them back with RETURNING.
 func (t sqlTx) execLastID(query string, args ...any) (int64, error) {
-	res, err := t.tx.ExecContext(t.ctx, query, args...)
+	res, err := t.execRaw(query, args)
 	if err != nil {
 		return 0, err
 	}
@@ -170,7 +192,7 @@ func (t sqlTx) execLastID(query string, args ...any) (int64, error) {
 }
 
 func (t sqlTx) queryRow(query string, args []any, dest ...any) error {
-	return unavailable(t.tx.QueryRowContext(t.ctx, t.q(query), args...).Scan(dest...))
+	return unavailable(t.row(query, args).Scan(dest...))
 }
 
 func (t sqlTx) queryRows(query string, args []any, each func(scan func(dest ...any) error) error) error {
@@ -196,8 +218,10 @@ func (s *Store) writeSQL(ctx context.Context, fn func(tx sqlTx) error) error {
 		return unavailable(err)
 	}
 	defer tx.Rollback() // a no-op once committed
-	if err := fn(sqlTx{ctx: ctx, tx: tx, postgres: s.dialect == Postgres}); err != nil {
+	if err := fn(sqlTx{ctx: ctx, tx: tx, postgres: s.dialect == Postgres, stmts: s.stmts}); err != nil {
 		return err
 	}
-	return unavailable(tx.Commit())
+	err = unavailable(tx.Commit())
+	s.stmts.prepareWanted(ctx)
+	return err
 }

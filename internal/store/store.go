@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/libtnb/sqlite"
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -66,6 +66,8 @@ type Store struct {
 	// inserts gathers prompts stored at once into one INSERT (Postgres; nil on SQLite,
 	// whose single writer commits without a network round trip).
 	inserts *groupcommit.Group[*insertion]
+	// stmts keeps the SQLite writer's statements prepared (nil on Postgres).
+	stmts *stmtCache
 	// openings gathers prompts opened with their announcements at once into one
 	// transaction (Postgres; nil on SQLite).
 	openings *groupcommit.Group[*opening]
@@ -119,8 +121,14 @@ func OpenWith(url string, o Options) (*Store, error) {
 			closeGorm(db)
 			return nil, err
 		}
+		wsql, err := wdb.DB()
+		if err != nil {
+			closeGorm(db)
+			closeGorm(wdb)
+			return nil, err
+		}
 		s := &Store{db: db, wdb: wdb, fj: newFileJournal(path), dialect: SQLite, url: url, sessions: newSessionCache(sessionCacheSize),
-			rules:           newRuleCache(true),
+			rules: newRuleCache(true), stmts: newStmtCache(wsql),
 			stopCheckpoints: make(chan struct{}), checkpointsDone: make(chan struct{})}
 		go s.checkpointSQLite(s.stopCheckpoints, s.checkpointsDone)
 		return s, nil
@@ -197,9 +205,11 @@ const sessionCacheSize = 10000
 func openSQLite(dsn string, gcfg *gorm.Config, conns int) (*gorm.DB, error) {
 	// SQLite (pure Go) spends much of a short query parsing it: keep prepared statements
 	// per connection (bounded LRU). Postgres needs no help: pgx caches them already.
-	// Not on the single-connection writer: GORM prepares a new statement under its cache
-	// lock while waiting for a connection, so a transaction holding the only connection
-	// and preparing a statement of its own (the audit chain's) deadlocks against it.
+	// Not GORM's on the single-connection writer: GORM prepares a new statement under its
+	// cache lock while waiting for a connection, so a transaction holding the only
+	// connection and preparing a statement of its own (the audit chain's) deadlocks
+	// against it. The writer's hot statements go through database/sql (writeSQL), which
+	// keeps them prepared after their transaction (stmtCache).
 	cfg := *gcfg
 	cfg.PrepareStmt = conns > 1
 	cfg.PrepareStmtMaxSize = 256
@@ -289,6 +299,7 @@ func (s *Store) Close() error {
 		s.closeOnce.Do(func() { close(s.stopCheckpoints) })
 		<-s.checkpointsDone
 	}
+	s.stmts.close()
 	if s.wdb != s.db {
 		closeGorm(s.wdb)
 	}
