@@ -31,6 +31,17 @@ func (s *shortOfConnections) EventsByID(ctx context.Context, ids []int64) ([]mod
 	return s.Store.EventsByID(ctx, ids)
 }
 
+// runningBus starts a Postgres bus on st, listening until the test ends.
+func runningBus(t *testing.T, st stream.PostgresLog) *stream.Postgres {
+	bus := stream.NewPostgres(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); bus.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	<-bus.Ready()
+	return bus
+}
+
 // TestStreamsOutlastAMomentWithoutConnections: when reading a notification's events
 // fails for a moment, the listener tries again instead of reconnecting, so the
 // replica's streams stay open and get the event — they are not all dropped to
@@ -38,15 +49,9 @@ func (s *shortOfConnections) EventsByID(ctx context.Context, ids []int64) ([]mod
 func TestStreamsOutlastAMomentWithoutConnections(t *testing.T) {
 	st := &shortOfConnections{Store: testserver.OpenStore(t, testserver.PostgresDB(t).NewURL(t))}
 	st.failures.Store(2)
-	ctx := context.Background()
 	sess := testserver.NewSession(t, st.Store)
 
-	bus := stream.NewPostgres(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); bus.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done })
-	<-bus.Ready()
+	bus := runningBus(t, st)
 
 	sub := bus.Subscribe(sess.ID, 8)
 	defer sub.Cancel()
@@ -87,18 +92,13 @@ func TestAReplicaWithoutSubscribersReadsNoEvents(t *testing.T) {
 	ctx := context.Background()
 	sess := testserver.NewSession(t, st.Store)
 
-	bus := stream.NewPostgres(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); bus.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done })
+	bus := runningBus(t, st)
 	handled := make(chan struct{})
 	bus.OnGrantChanged(func(root, _ string) {
 		if root == "marker" {
 			close(handled)
 		}
 	})
-	<-bus.Ready()
 
 	bus.Publish([]string{sess.ID}, []stream.Event{{Type: "unwatched", Data: json.RawMessage(`{"n":1}`)}})
 	// A listener handles notifications one at a time, in commit order: once a later
