@@ -152,7 +152,8 @@ func main() {
 		"healthz throughput (16 connections, %s) and %d parked at once (at most 256 connecting at a time; resident memory of the server process before and after, "+
 		"per parked request). A sample is resolve sent → the parked request's whole answer read, taken once the server holds the park: the floor flushes "+
 		"its headers then; the peer answers only when resolved, so it is taken as holding it once its kernel queues show the request read and a later "+
-		"/healthz was answered (one asyncio loop runs handlers in order up to their await).", *iters, *iters, *dur, *parked))
+		"/healthz was answered (one asyncio loop runs handlers in order up to their await). Gatehouse's resolve rows are set beside the floor's and the peer's "+
+		"resolve samples taken again while it is measured: after each of its %d samples, one of the floor's and one of the peer's, in turn.", *iters, *iters, *dur, *parked, *iters))
 	if !*parkedOnly {
 		t.note("auto-answered baselines", fmt.Sprintf("answered at once, with no person: the floor's /hook (a Claude Code PermissionRequest decided by an in-memory "+
 			"allow rule), /evaluate and its runner endpoint (an MCP tools/call's floor is the runner called directly), and the peer's /evaluate (the seed's "+
@@ -189,7 +190,7 @@ func main() {
 			continue
 		}
 		if !*autoOnly {
-			timed(db, "resolve, fan-out, parked", func() { runOne(t, db, *bin, url, cmp, *iters, *parked, *subs, *dur) })
+			timed(db, "resolve, fan-out, parked", func() { runOne(t, db, *bin, url, cmp, bases, *iters, *parked, *subs, *dur) })
 			cleanup()
 			// A database and server of their own: thousands of decided prompts would
 			// upset the other measurements.
@@ -295,7 +296,9 @@ func resolveTargets(db string) (p50, p99 float64) {
 	return 2, 3
 }
 
-func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs int, dur time.Duration) {
+// runOne measures Gatehouse on db's url: resolve → answer (bases, the floor and the
+// peer, sampled again beside it), notifications on, throughput, fan-out, capacity.
+func runOne(t *table, db, bin, url string, cmp *comparison, bases []*baseline, iters, parked, subs int, dur time.Duration) {
 	srv, pp, err := startGatehouse(bin, url, subs)
 	if err != nil {
 		t.note(db, "server did not start: "+err.Error())
@@ -319,10 +322,13 @@ func runOne(t *table, db, bin, url string, cmp *comparison, iters, parked, subs 
 
 	lap := stopwatch(db)
 	commitBefore, _ := scrapeHistogram(hc, srv.MetricsURL, commitHistogram)
-	lat, park, err := gatehouseResolveLatency(hc, srv.URL, sid, iters, nil)
+	beside := newBesideResolve(cmp, bases)
+	defer beside.close()
+	lat, park, err := gatehouseResolveLatency(hc, srv.URL, sid, iters, &latencyHooks{AfterAnswer: beside.sample})
 	if err != nil {
 		t.note(db, "resolve latency: "+err.Error())
 	} else {
+		cmp := beside.comparison(cmp)
 		p50, p99 := percentile(lat, 50), percentile(lat, 99)
 		f50, f99 := percentile(cmp.floor.Resolve, 50), percentile(cmp.floor.Resolve, 99)
 		lim50, lim99 := resolveTargets(db)
