@@ -40,8 +40,7 @@ func newNotifier(ctx context.Context, cfg *config.Config, st *store.Store, core 
 		channels = append(channels, slack.New(cfg.SlackBotToken, cfg.SlackAPIURL))
 	}
 	n := notify.New(st, core, o, channels...)
-	core.OnOpened(kickUnlessNotified(n.Kick))
-	core.OnResolved(kickUnlessNotified(n.Kick))
+	core.OnAnnounced(kickUnlessNotified(n.Kick))
 	return n, nil
 }
 

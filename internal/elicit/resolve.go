@@ -114,6 +114,7 @@ func (s *Service) decide(ctx context.Context, id, sessionID string, d models.Dec
 		s.log.Info("elicitation ended without verdict", "session_id", row.SessionID, "elicitation_id", row.ID,
 			"origin", row.Origin, "status", d.Status, "via", d.Via)
 	}
+	s.run(&s.onAnnounced, done)
 	return done, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/ids"
@@ -65,9 +66,19 @@ func (s *Service) DecideByRule(ctx context.Context, p Prompt, r models.Verdict, 
 			return Ended{}, errors.New("the rule's answer is journaled but its prompt could not be stored")
 		}
 	}
-	s.log.Info("elicitation decided by rule", "session_id", row.SessionID, "elicitation_id", row.ID,
-		"origin", row.Origin, "action", r.Action, "rule_id", ruleID)
+	s.logRuleDecision(ctx, row, r.Action, ruleID)
 	return endedOf(row), nil
+}
+
+// logRuleDecision logs a rule's decision at debug, not info: the request that asked was
+// logged already and the decision is in the audit trail and on every page, while a line
+// of its own for each tool call a rule answers doubled what a busy server logs (a
+// twentieth of an answer's CPU went to it).
+func (s *Service) logRuleDecision(ctx context.Context, row *models.Elicitation, action, ruleID string) {
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.log.Debug("elicitation decided by rule", "session_id", row.SessionID, "elicitation_id", row.ID,
+			"origin", row.Origin, "action", action, "rule_id", ruleID)
+	}
 }
 
 // announce fills in q's events: its request and its end, on its session and each of
@@ -97,7 +108,7 @@ func (s *Service) commitDecided(ctx context.Context, batch []*queuedRow) error {
 		rows[i] = q.row
 		sessions, events = append(sessions, q.sessions...), append(events, q.events...)
 	}
-	return s.bus.PublishIn(sessions, events, func(evs []models.LoggedEvent, notify *models.Notice) ([]models.SessionEvent, error) {
+	err := s.bus.PublishIn(sessions, events, func(evs []models.LoggedEvent, notify *models.Notice) ([]models.SessionEvent, error) {
 		stored, logged, err := s.store.InsertDecided(ctx, rows, evs, notify)
 		if err != nil {
 			return nil, err
@@ -109,6 +120,12 @@ func (s *Service) commitDecided(ctx context.Context, batch []*queuedRow) error {
 		}
 		return logged, nil
 	})
+	if err == nil {
+		for _, q := range batch {
+			s.run(&s.onAnnounced, q.stored)
+		}
+	}
+	return err
 }
 
 // decideOpenedByRule is DecideByRule for a prompt that may exist already: open it (or
@@ -131,8 +148,7 @@ func (s *Service) decideOpenedByRule(ctx context.Context, p Prompt, r models.Ver
 			return Ended{}, err
 		}
 		if done != nil {
-			s.log.Info("elicitation decided by rule", "session_id", row.SessionID, "elicitation_id", row.ID,
-				"origin", row.Origin, "action", r.Action, "rule_id", ruleID)
+			s.logRuleDecision(ctx, row, r.Action, ruleID)
 			return endedOf(done), nil
 		}
 	}

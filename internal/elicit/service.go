@@ -113,9 +113,10 @@ type Service struct {
 	// answerWait: see Options.AnswerWait.
 	answerWait time.Duration
 
-	mu         sync.Mutex
-	onResolved []func(e *models.Elicitation)
-	onOpened   []func(e *models.Elicitation)
+	mu          sync.Mutex
+	onResolved  []func(e *models.Elicitation)
+	onOpened    []func(e *models.Elicitation)
+	onAnnounced []func(e *models.Elicitation)
 	// journal writes the rows rules decide to the decision journal, grouping
 	// concurrent ones (DecideByRule); behind stores them after (journal.go).
 	journal  *groupcommit.Group[*queuedRow]
@@ -180,6 +181,18 @@ func (s *Service) OnOpened(f func(e *models.Elicitation)) {
 	s.mu.Unlock()
 }
 
+// OnAnnounced registers a callback run once a prompt has been told to those waiting on
+// it: a new prompt once its request is published, a decided one once the requests it
+// woke have answered and its end is published. Work that must not compete with telling
+// the agent and the streams goes here — planning notifications reads and writes the
+// database and sends requests, and on two cores that work, started at the commit, ran
+// beside the answer and slowed it. Callbacks must not block.
+func (s *Service) OnAnnounced(f func(e *models.Elicitation)) {
+	s.mu.Lock()
+	s.onAnnounced = append(s.onAnnounced, f)
+	s.mu.Unlock()
+}
+
 // OnVerdictCommitted registers a callback told how long each verdict's commit took (the
 // conditional update with its audit chain append): the durable part of resolve →
 // answer, which the metrics export so the benchmark can say what a slow verdict spent.
@@ -189,7 +202,8 @@ func (s *Service) OnVerdictCommitted(f func(took time.Duration)) {
 	s.mu.Unlock()
 }
 
-// run calls the callbacks registered in *hooks (OnOpened, OnResolved) with row.
+// run calls the callbacks registered in *hooks (OnOpened, OnResolved, OnAnnounced)
+// with row.
 func (s *Service) run(hooks *[]func(*models.Elicitation), row *models.Elicitation) {
 	s.mu.Lock()
 	fs := append([]func(*models.Elicitation){}, *hooks...)
@@ -331,9 +345,10 @@ func (s *Service) insert(ctx context.Context, sess *models.Session, row *models.
 			return err
 		}
 		s.opened(row)
+		s.run(&s.onAnnounced, row)
 		return nil
 	}
-	return s.bus.PublishIn(chain, evs, func(logged []models.LoggedEvent, notify *models.Notice) ([]models.SessionEvent, error) {
+	err := s.bus.PublishIn(chain, evs, func(logged []models.LoggedEvent, notify *models.Notice) ([]models.SessionEvent, error) {
 		if len(logged) > 0 { // a bus without a log has none to give
 			row.Logged = models.LoggedRequest
 		}
@@ -345,6 +360,10 @@ func (s *Service) insert(ctx context.Context, sess *models.Session, row *models.
 		s.opened(row)
 		return rows, nil
 	})
+	if err == nil {
+		s.run(&s.onAnnounced, row)
+	}
+	return err
 }
 
 // opened logs a stored prompt and runs the callbacks (metrics) on it — before it is
