@@ -200,7 +200,7 @@ func (b *baseline) resolveSample(hc, agent *http.Client) (time.Duration, error) 
 // server's resident memory per parked request, then resolves them all and checks
 // every answer.
 func (b *baseline) capacity(n int) (capacityResult, error) {
-	hc := newHTTP(n + 64)
+	hc := newAbortingHTTP(n + 64)
 	// Thousands of kept-alive connections would eat the file descriptors the next run
 	// needs.
 	defer hc.CloseIdleConnections()

@@ -198,7 +198,7 @@ func clipText(s string, n int) string {
 // gatehouseCapacity parks n hooks at once, measures the server's memory per parked
 // request, then resolves them all (alternating accept/decline) and checks every answer.
 func gatehouseCapacity(db string, p *proc, pp *pprofClient, base, sid string, n int) (capacityResult, error) {
-	hc := newHTTP(n + 64)
+	hc := newAbortingHTTP(n + 64)
 	defer hc.CloseIdleConnections()
 	before, err := p.rssKiB()
 	if err != nil {
