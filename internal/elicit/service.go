@@ -339,6 +339,13 @@ func (s *Service) open(ctx context.Context, p Prompt, minted, waited bool) (*mod
 // ancestors': the row and its events share one commit (store.InsertOpened). Only a
 // prompt whose events could not be encoded is stored alone.
 func (s *Service) insert(ctx context.Context, sess *models.Session, row *models.Elicitation, params map[string]any) error {
+	// Once sent, the insert finishes whatever the caller's context does: it may be
+	// committed, and its events on their way to every stream, when the context ends —
+	// the client hanging up, or the server ending requests as it stops — and failing
+	// then answered 500 for a prompt every stream showed. A waiter that attaches after
+	// sees its context ended and leaves the prompt to its grace. (The store bounds each
+	// statement with a deadline of its own.)
+	ctx = context.WithoutCancel(ctx)
 	evs, chain := s.requestEvents(sess, row.ID, params, row.Params)
 	if evs == nil {
 		if err := s.store.InsertElicitation(ctx, row); err != nil {
