@@ -44,6 +44,8 @@ func (s *Server) credentialOf(c echo.Context) credential {
 // may have changed — a grant change or a credential ended on any replica (the bus),
 // or the credential's own expiry.
 type liveAccess struct {
+	// ctx is the stream's context: its request's, ended as well when the server stops.
+	ctx       context.Context
 	lease     *stream.Lease
 	cred      credential
 	authorize func(ctx context.Context) error
@@ -58,10 +60,14 @@ func (s *Server) openStream(c echo.Context, root string, authorize func(ctx cont
 	if err != nil {
 		return nil, err
 	}
-	a := &liveAccess{lease: lease, cred: s.credentialOf(c), authorize: authorize}
+	a := &liveAccess{ctx: lease.Bind(c.Request().Context()), lease: lease, cred: s.credentialOf(c), authorize: authorize}
 	lease.SignalAt(a.cred.ends)
 	return a, nil
 }
+
+// Context is the stream's context: a stream runs on it, so it ends when its request
+// does, when the server stops (Guard.Close), and when it is released.
+func (a *liveAccess) Context() context.Context { return a.ctx }
 
 // Changed signals that access may have changed: call Recheck.
 func (a *liveAccess) Changed() <-chan struct{} { return a.lease.Changed() }

@@ -3,7 +3,9 @@ package handlers_test
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -273,5 +275,52 @@ func TestShutdownKeepsPromptsPending(t *testing.T) {
 		coreMustResolve(t, c2, sid, eid, map[string]any{"action": "accept"})
 		back := c2.ParkAsync("/v1/sessions/"+sid+"/hooks/permission-request", body)
 		coreWantBehavior(t, back, "allow")
+	})
+}
+
+// TestShutdownLetsRequestsFinish: a graceful stop closes the streams but lets a request
+// that is working — here an MCP tool call waiting on its runner — finish and answer
+// what it did, rather than ending its context and failing it half-way (a request that
+// had just written a prompt or an answer would report a failure for what was done).
+func TestShutdownLetsRequestsFinish(t *testing.T) {
+	t.Parallel()
+	testserver.EachDB(t, func(t *testing.T, db testserver.DB) {
+		arrived, release := make(chan struct{}), make(chan struct{})
+		runner := newFakeRunner(t, func(_ int, _ map[string]any) any {
+			close(arrived)
+			<-release
+			return map[string]any{"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}}}
+		})
+		srv := testserver.Start(t, db.NewURL(t), "--runner-url", runner.URL)
+		c := srv.Client("")
+		sid := c.CreateSession(t, c.CreateAgent(t), "", "")
+		st := coreOpenStream(t, c, sid)
+
+		call := c.ParkAsync("/v1/sessions/"+sid+"/mcp", rpcCall(1, "echo", nil, nil))
+		<-arrived
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			srv.Stop()
+		}()
+		// The stream ends with the stop, and the listener closes: the stop is under
+		// way while the tool call is still at its runner.
+		st.WaitClosed(t, coreWait)
+		coreUntil(t, "the listener closes", func() bool {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+			if err == nil {
+				conn.Close()
+			}
+			return err != nil
+		})
+		close(release)
+		r := call.Wait(t, coreWait)
+		<-stopped
+		if r.Status != http.StatusOK {
+			t.Fatalf("tool call during a graceful stop: %d %s", r.Status, r.Body)
+		}
+		if got := dig(t, r.JSON(t), "result", "content"); mustJSON(got) != `[{"text":"done","type":"text"}]` {
+			t.Fatalf("tool call during a graceful stop answered %s, want the runner's result", r.Body)
+		}
 	})
 }

@@ -104,6 +104,7 @@ func (s *Server) approveEvents(c echo.Context) error {
 		return err
 	}
 	defer access.Release()
+	ctx = access.Context() // ends at shutdown too: the stream closes, its client reconnects
 	sub := s.bus.Subscribe(row.SessionID, 64)
 	defer sub.Cancel()
 	sw := s.startSSE(c)

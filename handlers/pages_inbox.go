@@ -33,7 +33,6 @@ func (s *Server) showInbox(c echo.Context) error {
 // or decided in one of the trees the list shows, or the user's grants change — paced,
 // and only if the list changed. Events elsewhere on the server never reach it.
 func (s *Server) inboxEvents(c echo.Context) error {
-	ctx := c.Request().Context()
 	// The lease watches the user's grants before Follow reads them, so a tree granted
 	// in between is not missed.
 	access, err := s.openStream(c, "", nil)
@@ -41,6 +40,7 @@ func (s *Server) inboxEvents(c echo.Context) error {
 		return err
 	}
 	defer access.Release()
+	ctx := access.Context() // ends at shutdown too: the stream closes, its client reconnects
 	follow, err := s.inbox.Follow(ctx, userOf(c), s.bus, streamBuffer)
 	if err != nil {
 		return err

@@ -29,12 +29,12 @@ func (s *Server) showSessionPage(c echo.Context) error {
 // subtree is opened or decided (both are published on every ancestor). It ends as
 // soon as the viewer may no longer read the session.
 func (s *Server) sessionEvents(c echo.Context) error {
-	ctx := c.Request().Context()
 	_, access, sub, err := s.openSessionStream(c)
 	if err != nil {
 		return err
 	}
 	defer access.Release()
+	ctx := access.Context() // ends at shutdown too: the stream closes, its client reconnects
 	defer sub.Cancel()
 	s.csrfToken(c)
 	sw := s.startSSE(c)

@@ -45,12 +45,12 @@ func (s *Server) openSessionStream(c echo.Context) (*models.Session, *liveAccess
 // longer allows reading it, or the credential it was opened with ends: an API token
 // revoked (on any replica) or expired, a browser signed out.
 func (s *Server) streamSession(c echo.Context) error {
-	ctx := c.Request().Context()
 	sess, access, sub, err := s.openSessionStream(c)
 	if err != nil {
 		return err
 	}
 	defer access.Release()
+	ctx := access.Context() // ends at shutdown too: the stream closes, its client reconnects
 	defer sub.Cancel()
 
 	w := startEventStream(c)

@@ -21,13 +21,13 @@ import (
 // a heartbeat: nothing published after it is missed. There is no resume: a client
 // that reconnects re-reads what is pending (GET /v1/sessions/{id}).
 func (s *Server) streamMine(c echo.Context) error {
-	ctx := c.Request().Context()
 	user := userOf(c)
 	access, err := s.openStream(c, "", nil)
 	if err != nil {
 		return err
 	}
 	defer access.Release()
+	ctx := access.Context() // ends at shutdown too: the stream closes, its client reconnects
 	follow, err := s.inbox.Follow(ctx, user, s.bus, streamBuffer)
 	if err != nil {
 		return err

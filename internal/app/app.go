@@ -62,6 +62,8 @@ type App struct {
 	upstreams *upstream.Pool
 	// notify plans and sends notifications (its dispatcher runs while serving).
 	notify *notify.Service
+	// streams caps and ends the live streams; a stopping server closes them.
+	streams *stream.Guard
 	// held are the parked hooks taken off net/http (their answers are waited for at
 	// shutdown, as net/http waits for its own requests).
 	held *held.Set
@@ -262,7 +264,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error
 	} else if n > 0 {
 		log.Info("stored rule answers left in the decision journal", "count", n)
 	}
-	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus,
+	return &App{Config: cfg, Store: st, Bus: bus, Elicit: core, Policies: policies, Echo: e, Log: log, stopBus: stopBus, streams: guard,
 		upstreams: pool, notify: notifier, held: hold, checkpoints: newCheckpointer(ctx, cfg, st, secret, log),
 		metrics: m.Handler()}, nil
 }
@@ -372,9 +374,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if metricsSrv != nil {
 		defer metricsSrv.Close()
 	}
-	// Request contexts end once shutdown has answered the parked requests, so
-	// long-lived responses (SSE streams) close instead of holding Shutdown until its
-	// deadline; their clients reconnect elsewhere.
+	// Request contexts end only past the shutdown's deadline: until then a request
+	// writing a prompt or an answer runs to its end (streams, which never end by
+	// themselves, are closed through the guard instead).
 	reqCtx, endRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer endRequests()
 	// Every request's handler runs holding handling's read lock; Serve takes the write
@@ -436,9 +438,12 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv.SetKeepAlivesEnabled(false)
 	a.Elicit.Shutdown(sctx)
 	a.held.Wait(sctx)
-	endRequests()
+	// Live streams close now, so they do not hold Shutdown until its deadline; their
+	// clients reconnect elsewhere. Every other request finishes what it was doing.
+	a.streams.Close()
 	err = srv.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {
+		endRequests()
 		err = srv.Close() // no request starts from here on
 	}
 	// The database closes once Serve returns (Close): a request still running past the

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -19,11 +20,18 @@ import (
 // stream ends within moments instead of at its next heartbeat.
 //
 // The cap is per process: with many replicas a person may hold max on each.
+//
+// A stopping server ends its streams through the guard (Close) rather than by ending
+// every request's context: a stream never finishes by itself, while a request that is
+// writing a prompt or an answer should finish its work, not fail half-way.
 type Guard struct {
 	max    int
 	mu     sync.Mutex
 	byUser map[string]map[*Lease]struct{}
 	count  int
+	// closed ends when the server stops serving streams (Close).
+	closed       context.Context
+	closeStreams context.CancelFunc
 }
 
 // DefaultMaxStreamsPerUser is the cap when none is configured.
@@ -34,8 +42,14 @@ func NewGuard(maxPerUser int) *Guard {
 	if maxPerUser <= 0 {
 		maxPerUser = DefaultMaxStreamsPerUser
 	}
-	return &Guard{max: maxPerUser, byUser: map[string]map[*Lease]struct{}{}}
+	closed, closeStreams := context.WithCancel(context.Background())
+	return &Guard{max: maxPerUser, byUser: map[string]map[*Lease]struct{}{}, closed: closed, closeStreams: closeStreams}
 }
+
+// Close ends every stream's context (Lease.Bind), those open now and those opened
+// after: the server is stopping, and their clients reconnect to another replica or
+// to this one once it is back. Safe to call more than once.
+func (g *Guard) Close() { g.closeStreams() }
 
 // Lease is one open stream's place in the guard. Release it when the stream ends.
 type Lease struct {
@@ -48,6 +62,8 @@ type Lease struct {
 	once    sync.Once
 	// timer signals changed when the stream's credential runs out (SignalAt).
 	timer *time.Timer
+	// unbind undoes Bind (nil: never bound).
+	unbind func()
 }
 
 // Acquire takes a stream slot for user, watching the tree rooted at root ("" for all of
@@ -89,6 +105,19 @@ func (l *Lease) SignalAt(t time.Time) {
 	l.timer = time.AfterFunc(time.Until(t), l.signal)
 }
 
+// Bind returns the stream's context: parent, ended as well when the guard closes (the
+// server stops). Call it once, from the goroutine that holds the lease, before
+// Release (which ends the context).
+func (l *Lease) Bind(parent context.Context) context.Context {
+	ctx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(l.g.closed, cancel)
+	l.unbind = func() {
+		stop()
+		cancel()
+	}
+	return ctx
+}
+
 // signal leaves one pending signal on changed (they coalesce); it never blocks.
 func (l *Lease) signal() {
 	select {
@@ -102,6 +131,9 @@ func (l *Lease) Release() {
 	l.once.Do(func() {
 		if l.timer != nil {
 			l.timer.Stop()
+		}
+		if l.unbind != nil {
+			l.unbind()
 		}
 		g := l.g
 		g.mu.Lock()

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -157,4 +158,36 @@ func TestPacerFoldsBursts(t *testing.T) {
 		t.Fatal("a render was due with nothing changed")
 	}
 	p.Stop()
+}
+
+// A bound stream's context ends when the guard closes (the server stops) — those open
+// then and those opened after — and when its lease is released; its parent request's
+// context is left alone.
+func TestGuardCloseEndsBoundStreams(t *testing.T) {
+	g := NewGuard(0)
+	released, _ := g.Acquire("alice", "r1")
+	relCtx := released.Bind(context.Background())
+	released.Release()
+	if relCtx.Err() == nil {
+		t.Fatal("a released lease's context is still live")
+	}
+
+	open, _ := g.Acquire("alice", "r1")
+	parent, cancelParent := context.WithCancel(context.Background())
+	defer cancelParent()
+	ctx := open.Bind(parent)
+	if ctx.Err() != nil {
+		t.Fatal("a stream's context ended before anything ended it")
+	}
+	g.Close()
+	<-ctx.Done()
+	if parent.Err() != nil {
+		t.Fatal("closing the guard ended the request's own context")
+	}
+	late, _ := g.Acquire("bob", "")
+	lateCtx := late.Bind(context.Background())
+	<-lateCtx.Done()
+	open.Release()
+	late.Release()
+	g.Close() // twice is harmless
 }
