@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"context"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/models"
@@ -11,3 +12,6 @@ import (
 func IssueLink(secret []byte, e *models.Elicitation, user, channel, action string) string {
 	return newLinks(secret, time.Hour, time.Now).issue(e, user, channel, action)
 }
+
+// PlanAll plans every prompt behind its stage, as the dispatcher's loop does.
+func (s *Service) PlanAll(ctx context.Context) (int, error) { return s.planAll(ctx) }

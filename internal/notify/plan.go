@@ -18,6 +18,7 @@ func (s *Service) planAll(ctx context.Context) (int, error) {
 		if err != nil || len(rows) == 0 {
 			return total, err
 		}
+		known := &planReads{}
 		announce := map[string]models.OutboxPlan{}
 		var decided []models.Elicitation
 		for i := range rows {
@@ -25,7 +26,7 @@ func (s *Service) planAll(ctx context.Context) (int, error) {
 				decided = append(decided, rows[i])
 				continue
 			}
-			p, err := s.announce(ctx, &rows[i])
+			p, err := s.announce(ctx, &rows[i], known)
 			if err != nil {
 				return total, err
 			}
@@ -58,29 +59,97 @@ func (s *Service) followUp(e *models.Elicitation, have []models.Notification) mo
 	return p
 }
 
+// planReads holds what one batch's planning has read: the prompts of a batch are
+// mostly one tree's (an agent asking again and again), and each would otherwise read
+// the same session, editors, settings and devices anew — several queries a prompt, a
+// third of what parking a burst of prompts allocated. A batch plans from one reading
+// of them; a change made meanwhile applies from the next batch, as it would had the
+// batch been planned a moment earlier.
+type planReads struct {
+	roots   map[string]string   // session id → its tree's root
+	editors map[string][]string // root → who may decide there
+	people  map[string]person   // user → their settings and targets
+}
+
+// person is what planning needs of one person.
+type person struct {
+	settings *Settings
+	targets  []target
+}
+
+// rootOf is the root of session sid's tree.
+func (s *Service) rootOf(ctx context.Context, known *planReads, sid string) (string, error) {
+	if root, ok := known.roots[sid]; ok {
+		return root, nil
+	}
+	sess, err := s.store.GetSession(ctx, sid)
+	if err != nil {
+		return "", err
+	}
+	if known.roots == nil {
+		known.roots = map[string]string{}
+	}
+	known.roots[sid] = sess.RootID
+	return sess.RootID, nil
+}
+
+// editorsOf lists who may decide in the tree rooted at root.
+func (s *Service) editorsOf(ctx context.Context, known *planReads, root string) ([]string, error) {
+	if people, ok := known.editors[root]; ok {
+		return people, nil
+	}
+	people, err := s.store.EditorsOf(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	if known.editors == nil {
+		known.editors = map[string][]string{}
+	}
+	known.editors[root] = people
+	return people, nil
+}
+
+// personOf reads user's settings and where their notifications go.
+func (s *Service) personOf(ctx context.Context, known *planReads, user string) (person, error) {
+	if p, ok := known.people[user]; ok {
+		return p, nil
+	}
+	st, err := s.stored(ctx, user)
+	if err != nil {
+		return person{}, err
+	}
+	targets, err := s.targetsOf(ctx, user, st)
+	if err != nil {
+		return person{}, err
+	}
+	if known.people == nil {
+		known.people = map[string]person{}
+	}
+	p := person{settings: st, targets: targets}
+	known.people[user] = p
+	return p, nil
+}
+
 // announce plans a pending prompt's "created" deliveries: one per person with edit
 // access, channel and device, timed by the person's delay and quiet hours, and a
 // reminder before it expires if they asked for one.
-func (s *Service) announce(ctx context.Context, e *models.Elicitation) (models.OutboxPlan, error) {
+func (s *Service) announce(ctx context.Context, e *models.Elicitation, known *planReads) (models.OutboxPlan, error) {
 	now := s.o.Now()
 	p := models.OutboxPlan{Stage: models.NotifiedCreated}
-	sess, err := s.store.GetSession(ctx, e.SessionID)
+	root, err := s.rootOf(ctx, known, e.SessionID)
 	if err != nil {
 		return p, err
 	}
-	people, err := s.store.EditorsOf(ctx, sess.RootID)
+	people, err := s.editorsOf(ctx, known, root)
 	if err != nil {
 		return p, err
 	}
 	for _, user := range people {
-		st, err := s.stored(ctx, user)
+		who, err := s.personOf(ctx, known, user)
 		if err != nil {
 			return p, err
 		}
-		targets, err := s.targetsOf(ctx, user, st)
-		if err != nil {
-			return p, err
-		}
+		st, targets := who.settings, who.targets
 		if len(targets) == 0 {
 			continue
 		}
