@@ -18,7 +18,7 @@ func (s *Service) planAll(ctx context.Context) (int, error) {
 		if err != nil || len(rows) == 0 {
 			return total, err
 		}
-		known := &planReads{}
+		known := newPlanReads()
 		announce := map[string]models.OutboxPlan{}
 		var decided []models.Elicitation
 		for i := range rows {
@@ -61,36 +61,23 @@ func (s *Service) followUp(e *models.Elicitation, have []models.Notification) mo
 
 // planReads holds what one batch's planning has read: the prompts of a batch are
 // mostly one tree's (an agent asking again and again), and each would otherwise read
-// the same session, editors, settings and devices anew — several queries a prompt, a
-// third of what parking a burst of prompts allocated. A batch plans from one reading
-// of them; a change made meanwhile applies from the next batch, as it would had the
-// batch been planned a moment earlier.
+// the same editors, settings and devices anew — several queries a prompt, a third of
+// what parking a burst of prompts allocated. A batch plans from one reading of them; a
+// change made meanwhile applies from the next batch, as it would had the batch been
+// planned a moment earlier. (Sessions need no such memo: the store caches them.)
 type planReads struct {
-	roots   map[string]string   // session id → its tree's root
 	editors map[string][]string // root → who may decide there
 	people  map[string]person   // user → their settings and targets
+}
+
+func newPlanReads() *planReads {
+	return &planReads{editors: map[string][]string{}, people: map[string]person{}}
 }
 
 // person is what planning needs of one person.
 type person struct {
 	settings *Settings
 	targets  []target
-}
-
-// rootOf is the root of session sid's tree.
-func (s *Service) rootOf(ctx context.Context, known *planReads, sid string) (string, error) {
-	if root, ok := known.roots[sid]; ok {
-		return root, nil
-	}
-	sess, err := s.store.GetSession(ctx, sid)
-	if err != nil {
-		return "", err
-	}
-	if known.roots == nil {
-		known.roots = map[string]string{}
-	}
-	known.roots[sid] = sess.RootID
-	return sess.RootID, nil
 }
 
 // editorsOf lists who may decide in the tree rooted at root.
@@ -101,9 +88,6 @@ func (s *Service) editorsOf(ctx context.Context, known *planReads, root string) 
 	people, err := s.store.EditorsOf(ctx, root)
 	if err != nil {
 		return nil, err
-	}
-	if known.editors == nil {
-		known.editors = map[string][]string{}
 	}
 	known.editors[root] = people
 	return people, nil
@@ -122,9 +106,6 @@ func (s *Service) personOf(ctx context.Context, known *planReads, user string) (
 	if err != nil {
 		return person{}, err
 	}
-	if known.people == nil {
-		known.people = map[string]person{}
-	}
 	p := person{settings: st, targets: targets}
 	known.people[user] = p
 	return p, nil
@@ -136,11 +117,11 @@ func (s *Service) personOf(ctx context.Context, known *planReads, user string) (
 func (s *Service) announce(ctx context.Context, e *models.Elicitation, known *planReads) (models.OutboxPlan, error) {
 	now := s.o.Now()
 	p := models.OutboxPlan{Stage: models.NotifiedCreated}
-	root, err := s.rootOf(ctx, known, e.SessionID)
+	sess, err := s.store.GetSession(ctx, e.SessionID)
 	if err != nil {
 		return p, err
 	}
-	people, err := s.editorsOf(ctx, known, root)
+	people, err := s.editorsOf(ctx, known, sess.RootID)
 	if err != nil {
 		return p, err
 	}
