@@ -7,7 +7,7 @@
 // peer (the seed system's FastAPI + asyncio architecture, ../shared/bench/peer-fastapi,
 // run when Debian's python3-fastapi and python3-uvicorn are installed).
 //
-//	gatehouse-bench [-gatehouse bin/gatehouse] [-databases sqlite,postgres] [-peer-dir DIR] [-audit-rows 500000] …
+//	gatehouse-bench [-gatehouse bin/gatehouse] [-databases sqlite,postgres] [-peer-dir DIR] [-audit-rows 200000] …
 //	gatehouse-bench reference -addr 127.0.0.1:0   (the reference server itself)
 package main
 
@@ -45,7 +45,7 @@ func main() {
 	parked := flag.Int("parked", 10000, "requests parked at once, on each server (SPEC §9's 10,000)")
 	subs := flag.Int("subscribers", 2000, "stream subscribers on one session")
 	dur := flag.Duration("duration", 3*time.Second, "length of each throughput run")
-	exportRows := flag.Int("audit-rows", 500000, "rows in the audit export measurement (0: skip it)")
+	exportRows := flag.Int("audit-rows", 200000, "rows in the audit export measurement (0: skip it)")
 	dispatchN := flag.Int("notify-prompts", 2000, "prompts in the notification dispatcher throughput measurement (0: skip it)")
 	defPeerDir := "../shared/bench/peer-fastapi"
 	if d := os.Getenv(peerDirEnv); d != "" {
