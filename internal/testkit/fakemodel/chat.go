@@ -6,8 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -51,10 +51,8 @@ type Chat struct {
 	*httptest.Server
 	script ChatScript
 
-	mu       sync.Mutex
-	requests []ChatRequest
-	results  []string // distinct tool message contents for ChatCallID, in order
-	changed  chan struct{}
+	// Its results are the tool message contents for ChatCallID.
+	recording[ChatRequest]
 }
 
 // StartChat runs a fake chat-completions API playing script until the test ends.
@@ -66,49 +64,22 @@ func StartChat(t testing.TB, script ChatScript) *Chat {
 	if script.Model == "" {
 		script.Model = "gpt-4.1"
 	}
-	s := &Chat{script: script, changed: make(chan struct{})}
+	s := &Chat{script: script, recording: newRecording[ChatRequest]()}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
 }
 
-// Requests returns every request recorded so far.
-func (s *Chat) Requests() []ChatRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]ChatRequest(nil), s.requests...)
-}
-
 // ToolMessages returns the distinct contents of the tool messages the agent sent back
 // for the scripted call, in the order they first appeared (agents resend the whole
 // conversation every turn, so each is recorded once).
-func (s *Chat) ToolMessages() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.results...)
-}
+func (s *Chat) ToolMessages() []string { return s.resultsSoFar() }
 
 // WaitToolMessage waits for the first tool message for the scripted call, failing the
 // test after within.
 func (s *Chat) WaitToolMessage(t testing.TB, within time.Duration) string {
 	t.Helper()
-	deadline := time.After(within)
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		if len(s.results) > 0 {
-			r := s.results[0]
-			s.mu.Unlock()
-			return r
-		}
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("the model got no tool message within %s; requests:\n%s", within, s.Summary())
-			return ""
-		}
-	}
+	return s.waitResult(t, within, "tool message", s.Summary)
 }
 
 // Summary describes the recorded requests, one a line, for failure messages.
@@ -124,17 +95,6 @@ func (s *Chat) Summary() string {
 	return b.String()
 }
 
-func (s *Chat) record(r ChatRequest, result string, hasResult bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, r)
-	if hasResult && !containsString(s.results, result) {
-		s.results = append(s.results, result)
-	}
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
 func (s *Chat) serve(w http.ResponseWriter, req *http.Request) {
 	raw, _ := io.ReadAll(req.Body)
 	var body map[string]any
@@ -147,7 +107,7 @@ func (s *Chat) serve(w http.ResponseWriter, req *http.Request) {
 		switch {
 		case hasResult:
 			rec.Kind = "final"
-		case containsString(chatToolNames(body), s.script.Tool):
+		case slices.Contains(chatToolNames(body), s.script.Tool):
 			rec.Kind = "tool_call"
 		default:
 			rec.Kind = "side"

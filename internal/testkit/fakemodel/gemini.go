@@ -6,8 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -45,10 +45,8 @@ type Gemini struct {
 	*httptest.Server
 	script GeminiScript
 
-	mu        sync.Mutex
-	requests  []GeminiRequest
-	responses []string // distinct functionResponse.response JSON for the tool, in order
-	changed   chan struct{}
+	// Its results are the functionResponse.response JSON for the tool.
+	recording[GeminiRequest]
 }
 
 // StartGemini runs a fake Gemini API playing script until the test ends.
@@ -57,55 +55,26 @@ func StartGemini(t testing.TB, script GeminiScript) *Gemini {
 	if script.FinalText == "" {
 		script.FinalText = "Done."
 	}
-	s := &Gemini{script: script, changed: make(chan struct{})}
+	s := &Gemini{script: script, recording: newRecording[GeminiRequest]()}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
 }
 
-// Requests returns every request recorded so far.
-func (s *Gemini) Requests() []GeminiRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]GeminiRequest(nil), s.requests...)
-}
-
 // FunctionResponses returns the distinct function responses the agent sent for the
 // scripted call so far (each the JSON of functionResponse.response).
-func (s *Gemini) FunctionResponses() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.responses...)
-}
+func (s *Gemini) FunctionResponses() []string { return s.resultsSoFar() }
 
 // WaitFunctionResponse waits for the first function response to the scripted call.
 func (s *Gemini) WaitFunctionResponse(t testing.TB, within time.Duration) string {
 	t.Helper()
-	deadline := time.After(within)
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		if len(s.responses) > 0 {
-			out := s.responses[0]
-			s.mu.Unlock()
-			return out
-		}
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("the model got no functionResponse within %s; requests:\n%s", within, s.Summary())
-			return ""
-		}
-	}
+	return s.waitResult(t, within, "functionResponse", s.Summary)
 }
 
 // Summary describes the recorded requests, one a line, for failure messages.
 func (s *Gemini) Summary() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var b strings.Builder
-	for i, r := range s.requests {
+	for i, r := range s.Requests() {
 		fmt.Fprintf(&b, "#%d %s %s kind=%s functions=%d\n", i+1, r.Method, r.Path, r.Kind, len(geminiFunctions(r.Body)))
 	}
 	return b.String()
@@ -123,19 +92,12 @@ func (s *Gemini) serve(w http.ResponseWriter, req *http.Request) {
 		kind = "json"
 	case strings.HasSuffix(req.URL.Path, ":streamGenerateContent") && hasResp:
 		kind = "final"
-	case strings.HasSuffix(req.URL.Path, ":streamGenerateContent") && containsString(geminiFunctions(body), s.script.Tool):
+	case strings.HasSuffix(req.URL.Path, ":streamGenerateContent") && slices.Contains(geminiFunctions(body), s.script.Tool):
 		kind = "function_call"
 	case strings.HasSuffix(req.URL.Path, ":streamGenerateContent"):
 		kind = "side"
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, GeminiRequest{Method: req.Method, Path: req.URL.Path, Body: body, Kind: kind})
-	if hasResp && !containsString(s.responses, resp) {
-		s.responses = append(s.responses, resp)
-	}
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.mu.Unlock()
+	s.record(GeminiRequest{Method: req.Method, Path: req.URL.Path, Body: body, Kind: kind}, resp, hasResp)
 
 	var part map[string]any
 	switch kind {

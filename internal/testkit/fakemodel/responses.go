@@ -6,8 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -42,10 +42,8 @@ type Responses struct {
 	*httptest.Server
 	script ResponsesScript
 
-	mu       sync.Mutex
-	requests []ResponsesRequest
-	outputs  []string // distinct function_call_output texts for CallID, in order
-	changed  chan struct{}
+	// Its results are the function_call_output texts for CallID.
+	recording[ResponsesRequest]
 }
 
 // StartResponses runs a fake Responses API playing script until the test ends.
@@ -54,55 +52,26 @@ func StartResponses(t testing.TB, script ResponsesScript) *Responses {
 	if script.FinalText == "" {
 		script.FinalText = "Done."
 	}
-	s := &Responses{script: script, changed: make(chan struct{})}
+	s := &Responses{script: script, recording: newRecording[ResponsesRequest]()}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
 }
 
-// Requests returns every request recorded so far.
-func (s *Responses) Requests() []ResponsesRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]ResponsesRequest(nil), s.requests...)
-}
-
 // Outputs returns the distinct function_call_output texts Codex sent for the scripted
 // call so far.
-func (s *Responses) Outputs() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.outputs...)
-}
+func (s *Responses) Outputs() []string { return s.resultsSoFar() }
 
 // WaitOutput waits for the first function_call_output for the scripted call.
 func (s *Responses) WaitOutput(t testing.TB, within time.Duration) string {
 	t.Helper()
-	deadline := time.After(within)
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		if len(s.outputs) > 0 {
-			out := s.outputs[0]
-			s.mu.Unlock()
-			return out
-		}
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("the model got no function_call_output within %s; requests:\n%s", within, s.Summary())
-			return ""
-		}
-	}
+	return s.waitResult(t, within, "function_call_output", s.Summary)
 }
 
 // Summary describes the recorded requests, one a line, for failure messages.
 func (s *Responses) Summary() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var b strings.Builder
-	for i, r := range s.requests {
+	for i, r := range s.Requests() {
 		fmt.Fprintf(&b, "#%d %s %s kind=%s tools=%v\n", i+1, r.Method, r.Path, r.Kind, functionNames(r.Body))
 	}
 	return b.String()
@@ -126,14 +95,7 @@ func (s *Responses) serve(w http.ResponseWriter, req *http.Request) {
 			kind = "side"
 		}
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, ResponsesRequest{Method: req.Method, Path: req.URL.Path, Body: body, Kind: kind})
-	if hasOutput && !containsString(s.outputs, out) {
-		s.outputs = append(s.outputs, out)
-	}
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.mu.Unlock()
+	s.record(ResponsesRequest{Method: req.Method, Path: req.URL.Path, Body: body, Kind: kind}, out, hasOutput)
 
 	if kind == "other" {
 		if strings.HasSuffix(req.URL.Path, "/models") {
@@ -180,7 +142,7 @@ func (s *Responses) serve(w http.ResponseWriter, req *http.Request) {
 
 // offersFunction reports whether a Responses request lists the function tool name.
 func offersFunction(body map[string]any, name string) bool {
-	return containsString(functionNames(body), name)
+	return slices.Contains(functionNames(body), name)
 }
 
 func functionNames(body map[string]any) []string {
@@ -214,13 +176,4 @@ func callOutput(body map[string]any, callID string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
