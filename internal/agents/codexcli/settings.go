@@ -14,15 +14,9 @@ import (
 // (Codex has command hooks only), and notes on trusting them. o.Auth plays no part: an
 // API token (o.TokenEnv) is how a command hook identifies its person.
 func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
-	if o.TokenEnv != "" && !hookkit.ValidEnvName(o.TokenEnv) {
-		return models.Settings{}, fmt.Errorf("--token-env: %q is not an environment variable name", o.TokenEnv)
-	}
-	if o.Command == "" || strings.ContainsAny(o.Command, "\"'\n\\") {
-		return models.Settings{}, fmt.Errorf("--command: want the path of the gatehouse binary without quotes or backslashes, got %q", o.Command)
-	}
-	argv := []string{shellWord(o.Command), "hook", a.Name(), "--url", shellWord(o.URL)}
-	if o.TokenEnv != "" {
-		argv = append(argv, "--token-env", o.TokenEnv)
+	argv, err := hookkit.CommandHookArgs(o.Command, a.Name(), o.URL, o.TokenEnv)
+	if err != nil {
+		return models.Settings{}, err
 	}
 	var notes []string
 	secs, capped := o.HookTimeout()
@@ -51,17 +45,6 @@ func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
 		notes = append(notes, fmt.Sprintf("export %s=<your Gatehouse API token> in the shell you start codex from", o.TokenEnv))
 	}
 	return models.Settings{Text: b.String(), Notes: notes, File: settingsFile}, nil
-}
-
-// shellWord quotes s for a POSIX shell when it needs it (Codex runs the command with
-// the shell).
-func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
 // settingsFile is where the Codex CLI reads its configuration: ~/.codex/config.toml, or

@@ -47,19 +47,13 @@ type matcherGroup struct {
 // o.Auth plays no part: an API token (o.TokenEnv) is how a command hook identifies
 // its person.
 func (a Agent) Settings(o models.SettingsOptions) (models.Settings, error) {
-	if o.TokenEnv != "" && !hookkit.ValidEnvName(o.TokenEnv) {
-		return models.Settings{}, fmt.Errorf("--token-env: %q is not an environment variable name", o.TokenEnv)
-	}
-	if o.Command == "" || strings.ContainsAny(o.Command, "\"'\n\\") {
-		return models.Settings{}, fmt.Errorf("--command: want the path of the gatehouse binary without quotes or backslashes, got %q", o.Command)
+	argv, err := hookkit.CommandHookArgs(o.Command, a.Name(), o.URL, o.TokenEnv)
+	if err != nil {
+		return models.Settings{}, err
 	}
 	events, err := a.chosenEvents(o.Events)
 	if err != nil {
 		return models.Settings{}, err
-	}
-	argv := []string{shellWord(o.Command), "hook", a.Name(), "--url", shellWord(o.URL)}
-	if o.TokenEnv != "" {
-		argv = append(argv, "--token-env", o.TokenEnv)
 	}
 	secs, capped := o.HookTimeout()
 	var notes []string
@@ -109,17 +103,6 @@ func (a Agent) chosenEvents(names []string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// shellWord quotes s for the POSIX shell Copilot runs a "bash" hook with, when it
-// needs it.
-func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
 // settingsFile is where the Copilot CLI reads its user settings: ~/.copilot/settings.json,
