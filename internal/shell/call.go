@@ -162,6 +162,12 @@ func (w *walker) assign(a *syntax.Assign) (string, string) {
 	}
 	w.scan(a.Value, "an assignment")
 	v := analyze(w.src, a.Value, ctxAssign)
+	if v.glob && w.lang == syntax.LangZsh {
+		// zsh globs an assignment's value too under GLOB_ASSIGN, which a startup file
+		// it reads for `zsh -c` may set, and only zsh lets an unquoted '(' into a word
+		// (a glob group): text no other shell reads as the same command.
+		w.st.unseen("pathname expansion in a zsh script " + short(name+op+v.value()))
+	}
 	return name + op + v.value(), name + op + v.canonical(ctxAssign)
 }
 

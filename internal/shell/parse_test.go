@@ -85,6 +85,10 @@ func TestParseCommands(t *testing.T) {
 		{src: "bash -c 'git status; rm -rf ~'", commands: []string{"git status", "rm -rf ~"}, wrappers: []string{"bash -c 'git status; rm -rf ~'"}},
 		{src: `eval "git status; rm -rf ~"`, commands: []string{"git status", "rm -rf ~"}, wrappers: []string{"eval 'git status; rm -rf ~'"}},
 		{src: "sh -c 'a' && /bin/zsh -c 'b' && dash -ec c", commands: []string{"a", "b", "c"}, wrappers: []string{"sh -c a", "/bin/zsh -c b", "dash -ec c"}},
+		// zsh: any glob is unseen, in an assignment's value too (a glob group's '(' is
+		// text no other shell reads back as the same command).
+		{src: "zsh -c 'A=0(0)'", commands: []string{"A=0('0)'"}, wrappers: []string{"zsh -c 'A=0(0)'"}, unseen: []string{"pathname expansion in a zsh script A=0(0)"}},
+		{src: "zsh -c 'A=*; ls'", commands: []string{"A=*", "ls"}, wrappers: []string{"zsh -c 'A=*; ls'"}, unseen: []string{"pathname expansion in a zsh script A=*"}},
 		{src: "bash -lc 'npm test'", commands: []string{"npm test"}, wrappers: []string{"bash -lc 'npm test'"}},
 		{src: `bash -c "bash -c 'eval rm'"`, commands: []string{"rm"}, wrappers: []string{`bash -c "bash -c 'eval rm'"`, "bash -c 'eval rm'", "eval rm"}},
 		{src: `bash -c "bash -c \"bash -c 'bash -c x'\""`, commands: []string{}, wrappers: []string{`bash -c 'bash -c "bash -c '\''bash -c x'\''"'`, `bash -c "bash -c 'bash -c x'"`, "bash -c 'bash -c x'", "bash -c x"}, unseen: []string{"too deeply nested"}},
