@@ -65,6 +65,16 @@ func (w *walker) checkGlobs(args []word, text []string) {
 	}
 }
 
+// zshGlob makes a glob in a zsh script unseen wherever it is expanded — an argument,
+// an assignment's value, an array element: a glob qualifier (`*(e:…:)`) runs code, and
+// only zsh lets an unquoted '(' into a word (a glob group), whose text no other shell
+// reads back as the same command.
+func (w *walker) zshGlob(v word, text string) {
+	if v.glob && w.lang == syntax.LangZsh {
+		w.st.unseen("pathname expansion in a zsh script " + short(text))
+	}
+}
+
 // nameBuiltins take variable names, and evaluate an array subscript in a name as
 // arithmetic, which can run a command: `printf -v 'a[$(id)]' x`. The value says which
 // arguments are names: "" every argument, or the option that precedes one.
@@ -157,17 +167,15 @@ func (w *walker) assign(a *syntax.Assign) (string, string) {
 				w.arith(e.Index)
 			}
 			w.scan(e.Value, "an assignment")
+			w.zshGlob(analyze(w.src, e.Value, ctxArg), name+op+text) // elements are globbed
 		}
 		return name + op + text, name + op + text
 	}
 	w.scan(a.Value, "an assignment")
 	v := analyze(w.src, a.Value, ctxAssign)
-	if v.glob && w.lang == syntax.LangZsh {
-		// zsh globs an assignment's value too under GLOB_ASSIGN, which a startup file
-		// it reads for `zsh -c` may set, and only zsh lets an unquoted '(' into a word
-		// (a glob group): text no other shell reads as the same command.
-		w.st.unseen("pathname expansion in a zsh script " + short(name+op+v.value()))
-	}
+	// zsh globs an assignment's value too under GLOB_ASSIGN, which a startup file it
+	// reads for `zsh -c` may set.
+	w.zshGlob(v, name+op+v.value())
 	return name + op + v.value(), name + op + v.canonical(ctxAssign)
 }
 
@@ -394,6 +402,7 @@ func (w *walker) decl(d *syntax.DeclClause) {
 			w.scan(a.Value, "an argument")
 			v := analyze(w.src, a.Value, ctxArg)
 			text := v.value()
+			w.zshGlob(v, text)
 			if strings.HasPrefix(text, "-") || strings.HasPrefix(text, "+") {
 				if variant != "export" && variant != "readonly" && strings.ContainsAny(text, "in") {
 					// Integer variables evaluate what is assigned to them as arithmetic;

@@ -89,6 +89,10 @@ func TestParseCommands(t *testing.T) {
 		// text no other shell reads back as the same command).
 		{src: "zsh -c 'A=0(0)'", commands: []string{"A=0('0)'"}, wrappers: []string{"zsh -c 'A=0(0)'"}, unseen: []string{"pathname expansion in a zsh script A=0(0)"}},
 		{src: "zsh -c 'A=*; ls'", commands: []string{"A=*", "ls"}, wrappers: []string{"zsh -c 'A=*; ls'"}, unseen: []string{"pathname expansion in a zsh script A=*"}},
+		{src: "zsh -c 'A=(*(e:rm -rf ~:))'", commands: []string{"A=(*(e:rm -rf ~:))"}, wrappers: []string{"zsh -c 'A=(*(e:rm -rf ~:))'"}, unseen: []string{"pathname expansion in a zsh script A=(*(e:rm -rf ~:))"}},
+		{src: "zsh -c 'typeset -a A=(*(e:id:))'", commands: []string{"typeset -a A=(*(e:id:))"}, wrappers: []string{"zsh -c 'typeset -a A=(*(e:id:))'"}, unseen: []string{"pathname expansion in a zsh script A=(*(e:id:))"}},
+		{src: "zsh -c 'typeset *(e:id:)'", commands: []string{"typeset *('e:id:)'"}, wrappers: []string{"zsh -c 'typeset *(e:id:)'"}, unseen: []string{"pathname expansion in a zsh script *(e:id:)"}},
+		{src: "A=(*)", commands: []string{"A=(*)"}}, // bash: a glob, in the text as it runs
 		{src: "bash -lc 'npm test'", commands: []string{"npm test"}, wrappers: []string{"bash -lc 'npm test'"}},
 		{src: `bash -c "bash -c 'eval rm'"`, commands: []string{"rm"}, wrappers: []string{`bash -c "bash -c 'eval rm'"`, "bash -c 'eval rm'", "eval rm"}},
 		{src: `bash -c "bash -c \"bash -c 'bash -c x'\""`, commands: []string{}, wrappers: []string{`bash -c 'bash -c "bash -c '\''bash -c x'\''"'`, `bash -c "bash -c 'bash -c x'"`, "bash -c 'bash -c x'", "bash -c x"}, unseen: []string{"too deeply nested"}},

@@ -41,6 +41,11 @@ func TestAllows(t *testing.T) {
 		{"glob", "git status*", "export PATH=/tmp/x; git status", false},
 		{"glob", "git status*", "git() { rm -rf ~; }; git status", false},
 		{"glob", "git status*", "sudo bash -c 'git status'", false},
+		// zsh globs array elements (and assignments under GLOB_ASSIGN), and a glob
+		// qualifier runs code: rm -rf ~ runs once for each file.
+		{"glob", "A=*", "zsh -c 'A=(*(e:rm -rf ~:))'", false},
+		{"glob", "typeset *", "zsh -c 'typeset -a A=(*(e:rm -rf ~:))'", false},
+		{"glob", "A=*", "zsh -c 'A=*(e:rm -rf ~:)'", false},
 		{"glob", "git status*", "BASH_ENV=/tmp/evil bash -c 'git status'", false},
 		{"glob", "git status*", "cd ~ && git status > .bashrc", false},
 		{"glob", "git status*", "git status; echo \"unterminated", false},
