@@ -300,6 +300,7 @@ func (w *walker) command(cmd syntax.Command, redirs []*syntax.Redirect) {
 			case *syntax.WordIter:
 				for _, it := range l.Items {
 					w.scan(it, "a for list")
+					w.zshGlob(analyze(w.src, it, ctxArg), snippetOf(w.src, it)) // its words are globbed
 				}
 			case *syntax.CStyleLoop:
 				w.st.unseen("arithmetic for loop " + short(snippetOf(w.src, l)))

@@ -46,6 +46,9 @@ func TestAllows(t *testing.T) {
 		{"glob", "A=*", "zsh -c 'A=(*(e:rm -rf ~:))'", false},
 		{"glob", "typeset *", "zsh -c 'typeset -a A=(*(e:rm -rf ~:))'", false},
 		{"glob", "A=*", "zsh -c 'A=*(e:rm -rf ~:)'", false},
+		{"exact", "true", "zsh -c 'for x in *(e:rm -rf ~:); do true; done'", false},
+		{"exact", "true", "zsh -c 'select x in *(e:rm -rf ~:); do true; done'", false},
+		{"exact", "true", "for x in *; do true; done", true}, // bash: a glob runs nothing
 		{"glob", "git status*", "BASH_ENV=/tmp/evil bash -c 'git status'", false},
 		{"glob", "git status*", "cd ~ && git status > .bashrc", false},
 		{"glob", "git status*", "git status; echo \"unterminated", false},
