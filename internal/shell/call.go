@@ -297,8 +297,13 @@ func seqCount(br *syntax.BraceExp) int {
 // expansions have values only known at run time — and reports each; commands inside
 // substitutions are collected too, so a deny sees them.
 func (w *walker) scan(wd *syntax.Word, where string) {
-	if wd == nil {
+	if wd == nil || len(wd.Parts) == 0 {
 		return
+	}
+	if l, ok := wd.Parts[0].(*syntax.Lit); ok && w.lang == syntax.LangZsh && len(l.Value) > 1 && l.Value[0] == '=' {
+		// zsh's EQUALS: `=rm` is the path of the rm command, so `=rm -rf ~` runs rm
+		// under a name no rule for rm matches.
+		w.st.unseen("= expansion in a zsh script " + short(snippetOf(w.src, wd)))
 	}
 	for _, p := range wd.Parts {
 		w.scanPart(p, where)

@@ -93,6 +93,7 @@ func TestParseCommands(t *testing.T) {
 		{src: "zsh -c 'typeset -a A=(*(e:id:))'", commands: []string{"typeset -a A=(*(e:id:))"}, wrappers: []string{"zsh -c 'typeset -a A=(*(e:id:))'"}, unseen: []string{"pathname expansion in a zsh script A=(*(e:id:))"}},
 		{src: "zsh -c 'typeset *(e:id:)'", commands: []string{"typeset *('e:id:)'"}, wrappers: []string{"zsh -c 'typeset *(e:id:)'"}, unseen: []string{"pathname expansion in a zsh script *(e:id:)"}},
 		{src: "A=(*)", commands: []string{"A=(*)"}}, // bash: a glob, in the text as it runs
+		{src: "zsh -c '=rm -rf ~'", commands: []string{"'=rm' -rf ~"}, wrappers: []string{"zsh -c '=rm -rf ~'"}, unseen: []string{"= expansion in a zsh script =rm"}},
 		{src: "bash -lc 'npm test'", commands: []string{"npm test"}, wrappers: []string{"bash -lc 'npm test'"}},
 		{src: `bash -c "bash -c 'eval rm'"`, commands: []string{"rm"}, wrappers: []string{`bash -c "bash -c 'eval rm'"`, "bash -c 'eval rm'", "eval rm"}},
 		{src: `bash -c "bash -c \"bash -c 'bash -c x'\""`, commands: []string{}, wrappers: []string{`bash -c 'bash -c "bash -c '\''bash -c x'\''"'`, `bash -c "bash -c 'bash -c x'"`, "bash -c 'bash -c x'", "bash -c x"}, unseen: []string{"too deeply nested"}},

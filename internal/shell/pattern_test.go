@@ -49,6 +49,10 @@ func TestAllows(t *testing.T) {
 		{"exact", "true", "zsh -c 'for x in *(e:rm -rf ~:); do true; done'", false},
 		{"exact", "true", "zsh -c 'select x in *(e:rm -rf ~:); do true; done'", false},
 		{"exact", "true", "for x in *; do true; done", true}, // bash: a glob runs nothing
+		// zsh's EQUALS: =rm is rm's path, past an "allow everything but rm" pair of rules.
+		{"glob", "*", "zsh -c '=rm -rf ~'", false},
+		{"glob", "sudo *", "zsh -c 'sudo =rm -rf ~'", false},
+		{"glob", "*", "=rm -rf ~", true}, // bash: a command named =rm
 		{"glob", "git status*", "BASH_ENV=/tmp/evil bash -c 'git status'", false},
 		{"glob", "git status*", "cd ~ && git status > .bashrc", false},
 		{"glob", "git status*", "git status; echo \"unterminated", false},
