@@ -19,7 +19,12 @@ func shellReasons(src, cwd string) []Reason {
 	}
 	var download, toShell, privileged bool
 	var downloadText, shellText, sendText string
-	for _, c := range append(append([]shell.Command(nil), line.Commands...), line.Wrappers...) {
+	cmds := append(append([]shell.Command(nil), line.Commands...), line.Wrappers...)
+	tails, allTails := runTails(cmds)
+	if !allTails && len(rs) == 0 {
+		rs = append(rs, Reason{Code: "unparsed", Text: "could not be parsed", Match: clip(src), level: Medium})
+	}
+	for i, c := range append(cmds, tails...) {
 		if len(c.Args) == 0 {
 			continue
 		}
@@ -76,6 +81,9 @@ func shellReasons(src, cwd string) []Reason {
 				toShell, shellText = true, c.Text
 			}
 		}
+		if i >= len(cmds) {
+			continue // a runner's tail: its words were read with the runner's
+		}
 		for _, a := range args {
 			if secretPath(strings.TrimPrefix(a, "@")) {
 				rs = append(rs, Reason{Code: "secret_read", Text: "reads a secret (keys, credentials, .env)", Match: clip(a), level: Medium})
@@ -97,6 +105,30 @@ func shellReasons(src, cwd string) []Reason {
 		rs = append(rs, Reason{Code: "pipe_to_shell", Text: "downloads and runs a script", Match: clip(m), level: lvl})
 	}
 	return rs
+}
+
+// maxRunTails bounds how many runner tails (runTails) one line's rating reads.
+const maxRunTails = 256
+
+// runTails is what the commands that run another through a runner (sudo, env, nohup,
+// timeout, xargs, zsh's noglob, …) may run: every tail of their arguments, since the
+// runner's options decide where the inner command starts (`timeout 5 rm -rf ~`,
+// `env A=1 rm -rf ~`). Each is rated like a command of the line — over-rating rather
+// than missing, as a deny rule matches through runners. all is false when the line
+// has more than maxRunTails of them (the rest are not rated).
+func runTails(cmds []shell.Command) (tails []shell.Command, all bool) {
+	for _, c := range cmds {
+		if len(c.Args) < 2 || !shell.IsRunner(c.Args[0]) {
+			continue
+		}
+		for k := 1; k < len(c.Args); k++ {
+			if len(tails) == maxRunTails {
+				return tails, false
+			}
+			tails = append(tails, shell.Command{Args: c.Args[k:], Text: strings.Join(c.Args[k:], " ")})
+		}
+	}
+	return tails, true
 }
 
 // readsScript reports whether a shell runs a script it reads from its input or from a

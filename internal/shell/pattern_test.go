@@ -232,7 +232,8 @@ func TestDeniesThroughRunners(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, src := range []string{"sudo rm -rf ~", "sudo -u root rm -rf ~", "env FOO=1 rm -rf ~", "timeout 5 rm -rf ~",
-		"nohup nice -n 5 rm -rf ~", "find . | xargs rm -f"} {
+		"nohup nice -n 5 rm -rf ~", "find . | xargs rm -f",
+		"zsh -c 'noglob rm -rf ~'", "zsh -c 'nocorrect rm -rf ~'", "zsh -c 'true; - rm -rf ~'"} {
 		if !p.Denies(Parse(src, "/repo")) {
 			t.Errorf("%q is not denied by rm *", src)
 		}

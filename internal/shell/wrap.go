@@ -22,7 +22,14 @@ var runners = map[string]bool{
 	"nohup": true, "nice": true, "time": true, "timeout": true, "stdbuf": true,
 	"setsid": true, "xargs": true, "ionice": true, "chrt": true, "taskset": true,
 	"unbuffer": true, "su": true, "runuser": true, "flock": true, "watch": true,
+	// zsh's precommand modifiers: `noglob rm -rf ~` runs rm.
+	"noglob": true, "nocorrect": true, "-": true,
 }
+
+// IsRunner reports whether a command named name runs the command in its arguments
+// (sudo, env, nohup, timeout, xargs, …): a deny rule matches through it, and the risk
+// rating reads through it.
+func IsRunner(name string) bool { return runners[baseName(name)] }
 
 // runs reads what a command runs in turn. It reports true when the command is a
 // wrapper (`bash -c 'x'`, `eval 'x'`) that the commands of its script replace; a
